@@ -1,0 +1,20 @@
+// Package cverbs is a thin cgo layer over rdma-core's libibverbs and
+// librdmacm: devices, protection domains, memory regions and windows,
+// completion queues and channels, RC queue pairs, shared receive queues and
+// rdma_cm connection management.
+//
+// It knows nothing about DAT; package udat builds the DAT API on top of it.
+//
+// The data path is built for batches: work requests and scatter/gather lists
+// are written into C arrays that each queue allocates once, and a whole batch
+// is posted with one cgo call. Polling fills a C array of ibv_wc owned by the
+// completion queue. Neither path allocates Go memory, and C never keeps a Go
+// pointer.
+//
+// Waiting for completions or connection events goes through Go's netpoller:
+// the channel file descriptors are non-blocking, so a waiting goroutine does
+// not hold an OS thread, and every wait takes a context.Context.
+//
+// Errors carry the verb's own return value as a syscall.Errno, wrapped with the
+// operation name, so errors.Is(err, syscall.ENOMEM) works.
+package cverbs
