@@ -1,0 +1,574 @@
+package cverbs
+
+/*
+#include "cverbs.h"
+*/
+import "C"
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// EventChannel is an rdma_cm event channel. Its descriptor is non-blocking
+// so GetEvent waits through the netpoller.
+type EventChannel struct {
+	mu     sync.RWMutex // shared by users of ch, exclusive in Close
+	ch     *C.struct_rdma_event_channel
+	w      *fdWaiter
+	closed atomic.Bool
+}
+
+// NewEventChannel creates an rdma_cm event channel.
+func NewEventChannel() (*EventChannel, error) {
+	const op = "rdma_create_event_channel"
+	ch, err := C.rdma_create_event_channel()
+	if ch == nil {
+		return nil, errnoErr(op, err)
+	}
+	w, err := newFDWaiter(op, ch.fd, "rdma_cm")
+	if err != nil {
+		C.rdma_destroy_event_channel(ch)
+		return nil, err
+	}
+	return &EventChannel{ch: ch, w: w}, nil
+}
+
+// Close destroys the channel, waking any GetEvent with ErrClosed. Close the
+// ids created on it first.
+func (ch *EventChannel) Close() error {
+	if ch == nil {
+		return nil
+	}
+	if !ch.closed.Swap(true) {
+		ch.w.close() // before the channel's own fd goes away
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.ch == nil {
+		return nil
+	}
+	C.rdma_destroy_event_channel(ch.ch)
+	ch.ch = nil
+	return nil
+}
+
+func (ch *EventChannel) lock(op string) (*C.struct_rdma_event_channel, error) {
+	if ch == nil {
+		return nil, closedErr(op)
+	}
+	ch.mu.RLock()
+	if ch.ch == nil || ch.closed.Load() {
+		ch.mu.RUnlock()
+		return nil, closedErr(op)
+	}
+	return ch.ch, nil
+}
+
+// CMEventType is the type of an rdma_cm event (enum rdma_cm_event_type).
+type CMEventType int
+
+// rdma_cm event types.
+const (
+	CMEventAddrResolved    CMEventType = C.RDMA_CM_EVENT_ADDR_RESOLVED
+	CMEventAddrError       CMEventType = C.RDMA_CM_EVENT_ADDR_ERROR
+	CMEventRouteResolved   CMEventType = C.RDMA_CM_EVENT_ROUTE_RESOLVED
+	CMEventRouteError      CMEventType = C.RDMA_CM_EVENT_ROUTE_ERROR
+	CMEventConnectRequest  CMEventType = C.RDMA_CM_EVENT_CONNECT_REQUEST
+	CMEventConnectResponse CMEventType = C.RDMA_CM_EVENT_CONNECT_RESPONSE
+	CMEventConnectError    CMEventType = C.RDMA_CM_EVENT_CONNECT_ERROR
+	CMEventUnreachable     CMEventType = C.RDMA_CM_EVENT_UNREACHABLE
+	CMEventRejected        CMEventType = C.RDMA_CM_EVENT_REJECTED
+	CMEventEstablished     CMEventType = C.RDMA_CM_EVENT_ESTABLISHED
+	CMEventDisconnected    CMEventType = C.RDMA_CM_EVENT_DISCONNECTED
+	CMEventDeviceRemoval   CMEventType = C.RDMA_CM_EVENT_DEVICE_REMOVAL
+	CMEventMulticastJoin   CMEventType = C.RDMA_CM_EVENT_MULTICAST_JOIN
+	CMEventMulticastError  CMEventType = C.RDMA_CM_EVENT_MULTICAST_ERROR
+	CMEventAddrChange      CMEventType = C.RDMA_CM_EVENT_ADDR_CHANGE
+	CMEventTimeWaitExit    CMEventType = C.RDMA_CM_EVENT_TIMEWAIT_EXIT
+)
+
+// String returns librdmacm's name of the event type.
+func (t CMEventType) String() string {
+	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
+}
+
+// CMEvent is an rdma_cm event copied out of struct rdma_cm_event (which is
+// already acknowledged). For CMEventConnectRequest, ID is a new *CMID for the
+// incoming connection (Accept, Reject or Close it) and ListenID the listener.
+type CMEvent struct {
+	Type               CMEventType
+	ID                 *CMID
+	ListenID           *CMID
+	Status             int // negative errno, or the reject reason for CMEventRejected
+	PrivateData        []byte
+	ResponderResources uint8
+	InitiatorDepth     uint8
+	QPNum              uint32 // the peer's QP number (connect request/response)
+	SRQ                bool   // the peer's QP uses an SRQ
+}
+
+// GetEvent waits through the netpoller for the next event on the channel,
+// copies it, acknowledges it (rdma_ack_cm_event) and returns the copy. It
+// returns ctx.Err() when ctx ends first.
+func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
+	const op = "rdma_get_cm_event"
+	cch, err := ch.lock(op)
+	if err != nil {
+		return CMEvent{}, err
+	}
+	defer ch.mu.RUnlock()
+	var ev CMEvent
+	var evErr error
+	err = ch.w.wait(ctx, op, func() bool {
+		var ce C.struct_cverbs_cm_event
+		var raw *C.struct_rdma_cm_event
+		rc := C.cverbs_get_cm_event(cch, &ce, &raw)
+		if rc == C.EAGAIN {
+			return false
+		}
+		if rc != 0 {
+			evErr = opErr(op, int(rc))
+			return true
+		}
+		ev = CMEvent{
+			Type:               CMEventType(ce._type),
+			Status:             int(ce.status),
+			ResponderResources: uint8(ce.responder_resources),
+			InitiatorDepth:     uint8(ce.initiator_depth),
+			QPNum:              uint32(ce.qp_num),
+			SRQ:                ce.srq != 0,
+		}
+		if n := int(ce.private_data_len); n > 0 {
+			ev.PrivateData = C.GoBytes(unsafe.Pointer(&ce.private_data[0]), C.int(n))
+		}
+		// Map the ids before the ack: rdma_destroy_id waits for it, so they
+		// are still alive here.
+		if ev.Type == CMEventConnectRequest {
+			ev.ID = newCMID(ce.id, ch)
+			ev.ListenID = cmidRegistry.get(unsafe.Pointer(ce.listen_id))
+		} else if ev.ID = cmidRegistry.get(unsafe.Pointer(ce.id)); ev.ID == nil && ce.id != nil {
+			ev.ID = newCMID(ce.id, ch) // not made here; wrap it rather than lose it
+		}
+		if rc := C.cverbs_ack_cm_event(raw); rc != 0 {
+			evErr = opErr("rdma_ack_cm_event", int(rc))
+		}
+		return true
+	})
+	if err != nil {
+		return CMEvent{}, err
+	}
+	return ev, evErr
+}
+
+// CMID is an rdma_cm identifier (RDMA_PS_TCP, RC).
+type CMID struct {
+	// Context is free for the user.
+	Context any
+
+	// Lock order: mu, then the QP's locks.
+	mu sync.Mutex
+	id *C.struct_rdma_cm_id
+	ch *EventChannel
+	qp *QP // made by NewQP, destroyed by Close
+}
+
+func newCMID(cid *C.struct_rdma_cm_id, ch *EventChannel) *CMID {
+	id := &CMID{id: cid, ch: ch}
+	cmidRegistry.add(unsafe.Pointer(cid), id)
+	return id
+}
+
+// CreateID creates an rdma_cm id whose events arrive on ch.
+func (ch *EventChannel) CreateID() (*CMID, error) {
+	const op = "rdma_create_id"
+	cch, err := ch.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer ch.mu.RUnlock()
+	var cid *C.struct_rdma_cm_id
+	if rc := C.cverbs_create_id(cch, &cid); rc != 0 {
+		return nil, opErr(op, int(rc))
+	}
+	return newCMID(cid, ch), nil
+}
+
+func (id *CMID) lock(op string) (*C.struct_rdma_cm_id, error) {
+	if id == nil {
+		return nil, closedErr(op)
+	}
+	id.mu.Lock()
+	if id.id == nil {
+		id.mu.Unlock()
+		return nil, closedErr(op)
+	}
+	return id.id, nil
+}
+
+// Close destroys the QP made by NewQP, if any, then the id
+// (rdma_destroy_id). Closing the child id of an unanswered connect request
+// rejects it.
+func (id *CMID) Close() error {
+	if id == nil {
+		return nil
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	if id.id == nil {
+		return nil
+	}
+	if id.qp != nil {
+		if err := id.qp.Close(); err != nil {
+			return err
+		}
+		id.qp = nil
+	}
+	cid := id.id
+	if rc := C.cverbs_destroy_id(cid); rc != 0 {
+		return opErr("rdma_destroy_id", int(rc))
+	}
+	id.id = nil
+	cmidRegistry.del(unsafe.Pointer(cid), id)
+	return nil
+}
+
+// sockaddr converts ap into ss; it returns false for an invalid ap.
+func sockaddr(ap netip.AddrPort, ss *C.struct_sockaddr_storage) bool {
+	a := ap.Addr()
+	if !a.IsValid() {
+		return false
+	}
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	var scope uint32
+	if z := a.Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			scope = uint32(ifi.Index)
+		} else if n, err := strconv.ParseUint(z, 10, 32); err == nil {
+			scope = uint32(n)
+		} else {
+			return false
+		}
+	}
+	raw := a.AsSlice()
+	return C.cverbs_sockaddr(ss, (*C.uint8_t)(unsafe.Pointer(&raw[0])), C.int(len(raw)),
+		C.uint16_t(ap.Port()), C.uint32_t(scope)) != 0
+}
+
+func addrPort(n C.int, raw *[16]byte, port C.uint16_t, scope C.uint32_t) netip.AddrPort {
+	var a netip.Addr
+	switch n {
+	case 4:
+		a = netip.AddrFrom4([4]byte(raw[:4]))
+	case 16:
+		a = netip.AddrFrom16(*raw)
+		if scope != 0 {
+			zone := strconv.Itoa(int(scope))
+			if ifi, err := net.InterfaceByIndex(int(scope)); err == nil {
+				zone = ifi.Name
+			}
+			a = a.WithZone(zone)
+		}
+	default:
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(a, uint16(port))
+}
+
+// BindAddr binds the id to a local address and port (port 0 picks one).
+func (id *CMID) BindAddr(addr netip.AddrPort) error {
+	const op = "rdma_bind_addr"
+	var ss C.struct_sockaddr_storage
+	if !sockaddr(addr, &ss) {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_bind_addr(cid, &ss)))
+}
+
+// Listen starts listening for connect requests on the bound address.
+func (id *CMID) Listen(backlog int) error {
+	const op = "rdma_listen"
+	if backlog < 0 || backlog > 1<<16 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_listen(cid, C.int(backlog))))
+}
+
+// LocalAddr returns the id's local address, or the zero AddrPort if it has
+// none or is closed.
+func (id *CMID) LocalAddr() netip.AddrPort {
+	cid, err := id.lock("rdma_get_local_addr")
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	defer id.mu.Unlock()
+	var raw [16]byte
+	var port C.uint16_t
+	var scope C.uint32_t
+	n := C.cverbs_local_addr(cid, (*C.uint8_t)(unsafe.Pointer(&raw[0])), &port, &scope)
+	return addrPort(n, &raw, port, scope)
+}
+
+// PeerAddr returns the id's remote address, or the zero AddrPort if it has
+// none or is closed.
+func (id *CMID) PeerAddr() netip.AddrPort {
+	cid, err := id.lock("rdma_get_peer_addr")
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	defer id.mu.Unlock()
+	var raw [16]byte
+	var port C.uint16_t
+	var scope C.uint32_t
+	n := C.cverbs_peer_addr(cid, (*C.uint8_t)(unsafe.Pointer(&raw[0])), &port, &scope)
+	return addrPort(n, &raw, port, scope)
+}
+
+// defaultResolveTimeout is used when ResolveAddr or ResolveRoute get 0.
+const defaultResolveTimeout = 2 * time.Second
+
+func timeoutMS(d time.Duration) (C.int, bool) {
+	if d < 0 || d > time.Duration(1<<31-1)*time.Millisecond {
+		return 0, false
+	}
+	if d == 0 {
+		d = defaultResolveTimeout
+	}
+	return C.int(max(d.Milliseconds(), 1)), true
+}
+
+// ResolveAddr resolves dst (and binds to src unless src is the zero value);
+// CMEventAddrResolved or CMEventAddrError follows. A zero timeout means 2 s.
+func (id *CMID) ResolveAddr(src, dst netip.AddrPort, timeout time.Duration) error {
+	const op = "rdma_resolve_addr"
+	var sss, dss C.struct_sockaddr_storage
+	var psrc *C.struct_sockaddr_storage
+	if src.IsValid() {
+		if !sockaddr(src, &sss) {
+			return opErr(op, int(syscall.EINVAL))
+		}
+		psrc = &sss
+	}
+	ms, ok := timeoutMS(timeout)
+	if !ok || !sockaddr(dst, &dss) {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_resolve_addr(cid, psrc, &dss, ms)))
+}
+
+// ResolveRoute resolves the route to the resolved address;
+// CMEventRouteResolved or CMEventRouteError follows. A zero timeout means 2 s.
+func (id *CMID) ResolveRoute(timeout time.Duration) error {
+	const op = "rdma_resolve_route"
+	ms, ok := timeoutMS(timeout)
+	if !ok {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_resolve_route(cid, ms)))
+}
+
+// DeviceName returns the name of the device the id is bound to, or "" if it
+// is not bound (yet) or closed.
+func (id *CMID) DeviceName() string {
+	cid, err := id.lock("rdma_cm_id.verbs")
+	if err != nil {
+		return ""
+	}
+	defer id.mu.Unlock()
+	v := C.cverbs_cm_verbs(cid)
+	if v == nil {
+		return ""
+	}
+	return C.GoString(C.cverbs_context_name(v))
+}
+
+// PortNum returns the device port the id is bound to (0 if none).
+func (id *CMID) PortNum() uint8 {
+	cid, err := id.lock("rdma_cm_id.port_num")
+	if err != nil {
+		return 0
+	}
+	defer id.mu.Unlock()
+	return uint8(C.cverbs_cm_port(cid))
+}
+
+// QP returns the QP made by NewQP, or nil.
+func (id *CMID) QP() *QP {
+	if id == nil {
+		return nil
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.qp
+}
+
+// NewQP creates the id's RC QP (rdma_create_qp) from pd, which must belong
+// to the device the id is bound to. rdma_cm moves it through its states
+// during Connect/Accept. The *QP posts like any other; CMID.Close destroys
+// it.
+func (id *CMID) NewQP(pd *PD, attr QPInitAttr) (*QP, error) {
+	const op = "rdma_create_qp"
+	var init C.struct_ibv_qp_init_attr
+	if err := qpInitAttr(op, &attr, &init); err != nil {
+		return nil, err
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer id.mu.Unlock()
+	if id.qp != nil {
+		return nil, opErr(op, int(syscall.EEXIST))
+	}
+	p, err := pd.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer pd.mu.RUnlock()
+	if rc := C.cverbs_cm_create_qp(cid, p, &init); rc != 0 {
+		return nil, opErr(op, int(rc))
+	}
+	cqp := C.cverbs_cm_qp(cid)
+	qp, ok := newQP(cqp, &init, pd, attr.SRQ)
+	if !ok {
+		C.cverbs_cm_destroy_qp(cid)
+		return nil, opErr(op, int(syscall.ENOMEM))
+	}
+	qp.cmid = cid
+	id.qp = qp
+	return qp, nil
+}
+
+// ConnParam are the rdma_conn_param of Connect and Accept. QPNum is needed
+// only when the id has no QP of its own (an external QP, see ModifyQP); SRQ
+// then tells the peer whether that QP uses an SRQ.
+type ConnParam struct {
+	PrivateData        []byte
+	ResponderResources uint8
+	InitiatorDepth     uint8
+	RetryCount         uint8
+	RNRRetryCount      uint8
+	FlowControl        bool
+	QPNum              uint32
+	SRQ                bool
+}
+
+func (id *CMID) connect(op string, accept bool, p *ConnParam) error {
+	if len(p.PrivateData) > 255 || p.QPNum >= 1<<24 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	var pd unsafe.Pointer
+	if len(p.PrivateData) > 0 {
+		pd = unsafe.Pointer(&p.PrivateData[0])
+	}
+	acc, fc, srq := C.int(0), C.int(0), C.int(0)
+	if accept {
+		acc = 1
+	}
+	if p.FlowControl {
+		fc = 1
+	}
+	if p.SRQ {
+		srq = 1
+	}
+	rc := C.cverbs_connect(cid, acc, pd, C.uint8_t(len(p.PrivateData)),
+		C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth),
+		C.uint8_t(p.RetryCount), C.uint8_t(p.RNRRetryCount), fc, srq, C.uint32_t(p.QPNum))
+	return opErr(op, int(rc))
+}
+
+// Connect sends a connect request (rdma_connect) after the route is
+// resolved; CMEventEstablished (id with a QP) or CMEventConnectResponse
+// (external QP), CMEventRejected, CMEventUnreachable or CMEventConnectError
+// follows.
+func (id *CMID) Connect(p ConnParam) error { return id.connect("rdma_connect", false, &p) }
+
+// Accept accepts the connect request of a child id (rdma_accept);
+// CMEventEstablished follows.
+func (id *CMID) Accept(p ConnParam) error { return id.connect("rdma_accept", true, &p) }
+
+// Reject rejects the connect request of a child id with optional private
+// data (at most 148 bytes on InfiniBand/RoCE).
+func (id *CMID) Reject(privateData []byte) error {
+	const op = "rdma_reject"
+	if len(privateData) > 255 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	var pd unsafe.Pointer
+	if len(privateData) > 0 {
+		pd = unsafe.Pointer(&privateData[0])
+	}
+	return opErr(op, int(C.cverbs_reject(cid, pd, C.uint8_t(len(privateData)))))
+}
+
+// Disconnect disconnects the connection (rdma_disconnect); both sides get
+// CMEventDisconnected. A QP made by NewQP is moved to ERR.
+func (id *CMID) Disconnect() error {
+	const op = "rdma_disconnect"
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_disconnect(cid)))
+}
+
+// Migrate moves the id to another event channel (rdma_migrate_id); later
+// events of the id arrive there.
+func (id *CMID) Migrate(ch *EventChannel) error {
+	const op = "rdma_migrate_id"
+	cch, err := ch.lock(op)
+	if err != nil {
+		return err
+	}
+	defer ch.mu.RUnlock()
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	if rc := C.cverbs_migrate_id(cid, cch); rc != 0 {
+		return opErr(op, int(rc))
+	}
+	id.ch = ch
+	return nil
+}

@@ -1,0 +1,490 @@
+package cverbs
+
+/*
+#include "cverbs.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// DeviceInfo describes an RDMA device found by Devices.
+type DeviceInfo struct {
+	Name string
+	GUID uint64 // node GUID in host byte order
+}
+
+// Devices lists the RDMA devices known to libibverbs.
+func Devices() ([]DeviceInfo, error) {
+	var n C.int
+	list, err := C.ibv_get_device_list(&n)
+	if list == nil {
+		return nil, errnoErr("ibv_get_device_list", err)
+	}
+	defer C.ibv_free_device_list(list)
+	out := make([]DeviceInfo, 0, int(n))
+	for i := 0; i < int(n); i++ {
+		d := C.cverbs_device_at(list, C.int(i))
+		out = append(out, DeviceInfo{
+			Name: C.GoString(C.ibv_get_device_name(d)),
+			GUID: uint64(C.cverbs_device_guid(d)),
+		})
+	}
+	return out, nil
+}
+
+// Context is an opened RDMA device.
+type Context struct {
+	// mu is held shared by every call that uses ctx and exclusively by Close.
+	mu  sync.RWMutex
+	ctx *C.struct_ibv_context
+	// fromCM marks a context owned by librdmacm (rdma_get_devices), which
+	// stays open for the life of the process and must not be closed here.
+	fromCM bool
+	name   string
+
+	asyncMu sync.Mutex
+	async   *fdWaiter
+	closed  atomic.Bool
+}
+
+// Open opens the device called name. It takes the context from
+// rdma_get_devices, so the PDs and CQs made from it can be used with rdma_cm
+// ids bound to that device (id->verbs is the same context); if librdmacm
+// cannot list devices it falls back to ibv_open_device.
+func Open(name string) (*Context, error) {
+	var n C.int
+	if list := C.rdma_get_devices(&n); list != nil {
+		defer C.rdma_free_devices(list)
+		for i := 0; i < int(n); i++ {
+			c := C.cverbs_context_at(list, C.int(i))
+			if c != nil && C.GoString(C.cverbs_context_name(c)) == name {
+				return &Context{ctx: c, fromCM: true, name: name}, nil
+			}
+		}
+	}
+	var dn C.int
+	devs, err := C.ibv_get_device_list(&dn)
+	if devs == nil {
+		return nil, errnoErr("ibv_get_device_list", err)
+	}
+	defer C.ibv_free_device_list(devs)
+	for i := 0; i < int(dn); i++ {
+		d := C.cverbs_device_at(devs, C.int(i))
+		if C.GoString(C.ibv_get_device_name(d)) != name {
+			continue
+		}
+		c, err := C.ibv_open_device(d)
+		if c == nil {
+			return nil, errnoErr("ibv_open_device", err)
+		}
+		return &Context{ctx: c, name: name}, nil
+	}
+	return nil, &OpError{Op: "ibv_open_device " + strconv.Quote(name), Err: syscall.ENODEV}
+}
+
+// Name returns the device name given to Open.
+func (c *Context) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
+
+// Close closes the device. A context shared with librdmacm stays open in C;
+// this Context is unusable afterwards either way.
+func (c *Context) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.asyncMu.Lock()
+	c.closed.Store(true)
+	w := c.async
+	c.asyncMu.Unlock()
+	w.close() // wakes WaitAsyncEvent callers so the write lock below is reachable
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		return nil
+	}
+	if !c.fromCM {
+		if rc := C.ibv_close_device(c.ctx); rc != 0 {
+			return opErr("ibv_close_device", int(rc))
+		}
+	}
+	c.ctx = nil
+	return nil
+}
+
+// lock takes the shared lock and returns the C context, or an error if c is
+// closed; on success the caller must call c.mu.RUnlock.
+func (c *Context) lock(op string) (*C.struct_ibv_context, error) {
+	if c == nil {
+		return nil, closedErr(op)
+	}
+	c.mu.RLock()
+	if c.ctx == nil {
+		c.mu.RUnlock()
+		return nil, closedErr(op)
+	}
+	return c.ctx, nil
+}
+
+// DeviceAttr holds the device limits reported by ibv_query_device.
+type DeviceAttr struct {
+	FWVer           string
+	NodeGUID        uint64 // host byte order
+	VendorID        uint32
+	VendorPartID    uint32
+	MaxMRSize       uint64
+	DeviceCapFlags  uint32 // IBV_DEVICE_* bits
+	AtomicCap       int    // IBV_ATOMIC_NONE, _HCA or _GLOB
+	MaxQP           int
+	MaxQPWR         int
+	MaxSGE          int
+	MaxSGERd        int
+	MaxCQ           int
+	MaxCQE          int
+	MaxMR           int
+	MaxPD           int
+	MaxQPRdAtom     int
+	MaxQPInitRdAtom int
+	MaxMW           int
+	MaxSRQ          int
+	MaxSRQWR        int
+	MaxSRQSGE       int
+	PhysPortCnt     int
+}
+
+// QueryDevice returns the device attributes.
+func (c *Context) QueryDevice() (DeviceAttr, error) {
+	const op = "ibv_query_device"
+	ctx, err := c.lock(op)
+	if err != nil {
+		return DeviceAttr{}, err
+	}
+	defer c.mu.RUnlock()
+	var a C.struct_ibv_device_attr
+	if rc := C.ibv_query_device(ctx, &a); rc != 0 {
+		return DeviceAttr{}, opErr(op, int(rc))
+	}
+	return DeviceAttr{
+		FWVer:           C.GoString(&a.fw_ver[0]),
+		NodeGUID:        beToHost64(uint64(a.node_guid)),
+		VendorID:        uint32(a.vendor_id),
+		VendorPartID:    uint32(a.vendor_part_id),
+		MaxMRSize:       uint64(a.max_mr_size),
+		DeviceCapFlags:  uint32(a.device_cap_flags),
+		AtomicCap:       int(a.atomic_cap),
+		MaxQP:           int(a.max_qp),
+		MaxQPWR:         int(a.max_qp_wr),
+		MaxSGE:          int(a.max_sge),
+		MaxSGERd:        int(a.max_sge_rd),
+		MaxCQ:           int(a.max_cq),
+		MaxCQE:          int(a.max_cqe),
+		MaxMR:           int(a.max_mr),
+		MaxPD:           int(a.max_pd),
+		MaxQPRdAtom:     int(a.max_qp_rd_atom),
+		MaxQPInitRdAtom: int(a.max_qp_init_rd_atom),
+		MaxMW:           int(a.max_mw),
+		MaxSRQ:          int(a.max_srq),
+		MaxSRQWR:        int(a.max_srq_wr),
+		MaxSRQSGE:       int(a.max_srq_sge),
+		PhysPortCnt:     int(a.phys_port_cnt),
+	}, nil
+}
+
+// beToHost64 converts a big-endian (__be64) value read as a native integer.
+func beToHost64(v uint64) uint64 {
+	var b [8]byte
+	binary.NativeEndian.PutUint64(b[:], v)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// PortState is a port's logical state (enum ibv_port_state values).
+type PortState int
+
+// Port states.
+const (
+	PortNop         PortState = C.IBV_PORT_NOP
+	PortDown        PortState = C.IBV_PORT_DOWN
+	PortInit        PortState = C.IBV_PORT_INIT
+	PortArmed       PortState = C.IBV_PORT_ARMED
+	PortActive      PortState = C.IBV_PORT_ACTIVE
+	PortActiveDefer PortState = C.IBV_PORT_ACTIVE_DEFER
+)
+
+// String returns the libibverbs name of the state.
+func (s PortState) String() string {
+	return C.GoString(C.ibv_port_state_str(C.enum_ibv_port_state(s)))
+}
+
+// Link layers (IBV_LINK_LAYER_* values) reported in PortAttr.LinkLayer.
+const (
+	LinkLayerUnspecified = C.IBV_LINK_LAYER_UNSPECIFIED
+	LinkLayerInfiniBand  = C.IBV_LINK_LAYER_INFINIBAND
+	LinkLayerEthernet    = C.IBV_LINK_LAYER_ETHERNET
+)
+
+// PortAttr holds the port attributes reported by ibv_query_port.
+type PortAttr struct {
+	State      PortState
+	MaxMTU     int // bytes
+	ActiveMTU  int // bytes
+	GIDTblLen  int
+	LID        uint16
+	LinkLayer  int // IBV_LINK_LAYER_*
+	MaxMsgSize uint32
+	PortCap    uint32 // IBV_PORT_* capability bits
+}
+
+// mtuBytes converts an enum ibv_mtu to bytes (IBV_MTU_256 = 1 ... 4096 = 5).
+func mtuBytes(m C.enum_ibv_mtu) int {
+	if m < 1 || m > 5 {
+		return 0
+	}
+	return 128 << uint(m)
+}
+
+// mtuEnum converts bytes to enum ibv_mtu; 0 when bytes is not a valid MTU.
+func mtuEnum(bytes int) C.enum_ibv_mtu {
+	for m := C.enum_ibv_mtu(1); m <= 5; m++ {
+		if 128<<uint(m) == bytes {
+			return m
+		}
+	}
+	return 0
+}
+
+// QueryPort returns the attributes of port (1-based).
+func (c *Context) QueryPort(port uint8) (PortAttr, error) {
+	const op = "ibv_query_port"
+	ctx, err := c.lock(op)
+	if err != nil {
+		return PortAttr{}, err
+	}
+	defer c.mu.RUnlock()
+	var a C.struct_ibv_port_attr
+	if rc := C.cverbs_query_port(ctx, C.uint8_t(port), &a); rc != 0 {
+		return PortAttr{}, opErr(op, int(rc))
+	}
+	return PortAttr{
+		State:      PortState(a.state),
+		MaxMTU:     mtuBytes(a.max_mtu),
+		ActiveMTU:  mtuBytes(a.active_mtu),
+		GIDTblLen:  int(a.gid_tbl_len),
+		LID:        uint16(a.lid),
+		LinkLayer:  int(a.link_layer),
+		MaxMsgSize: uint32(a.max_msg_sz),
+		PortCap:    uint32(a.port_cap_flags),
+	}, nil
+}
+
+// QueryGID returns entry index of the port's GID table.
+func (c *Context) QueryGID(port uint8, index int) ([16]byte, error) {
+	const op = "ibv_query_gid"
+	var gid [16]byte
+	if index < 0 {
+		return gid, opErr(op, int(syscall.EINVAL))
+	}
+	ctx, err := c.lock(op)
+	if err != nil {
+		return gid, err
+	}
+	defer c.mu.RUnlock()
+	var g C.union_ibv_gid
+	if rc, err := C.ibv_query_gid(ctx, C.uint8_t(port), C.int(index), &g); rc != 0 {
+		return gid, errnoErr(op, err)
+	}
+	copy(gid[:], unsafe.Slice((*byte)(unsafe.Pointer(&g)), 16))
+	return gid, nil
+}
+
+// GIDType is the type of a GID table entry (enum ibv_gid_type values).
+type GIDType int
+
+// GID types.
+const (
+	GIDTypeIB     GIDType = C.IBV_GID_TYPE_IB
+	GIDTypeRoCEv1 GIDType = C.IBV_GID_TYPE_ROCE_V1
+	GIDTypeRoCEv2 GIDType = C.IBV_GID_TYPE_ROCE_V2
+)
+
+// GIDEntry is one populated GID table entry (ibv_query_gid_ex).
+type GIDEntry struct {
+	GID     [16]byte
+	Index   int
+	Port    uint8
+	Type    GIDType
+	IfIndex int // netdev behind the entry (RoCE), 0 if none
+}
+
+// QueryGIDEntry returns a GID table entry with its type and netdev. An
+// unpopulated entry gives an error wrapping ENODATA.
+func (c *Context) QueryGIDEntry(port uint8, index int) (GIDEntry, error) {
+	const op = "ibv_query_gid_ex"
+	if index < 0 {
+		return GIDEntry{}, opErr(op, int(syscall.EINVAL))
+	}
+	ctx, err := c.lock(op)
+	if err != nil {
+		return GIDEntry{}, err
+	}
+	defer c.mu.RUnlock()
+	var e C.struct_ibv_gid_entry
+	if rc := C.cverbs_query_gid_ex(ctx, C.uint32_t(port), C.uint32_t(index), &e); rc != 0 {
+		return GIDEntry{}, opErr(op, int(rc))
+	}
+	g := GIDEntry{
+		Index:   int(e.gid_index),
+		Port:    uint8(e.port_num),
+		Type:    GIDType(e.gid_type),
+		IfIndex: int(e.ndev_ifindex),
+	}
+	copy(g.GID[:], unsafe.Slice((*byte)(unsafe.Pointer(&e.gid)), 16))
+	return g, nil
+}
+
+// NetDev returns the network interface behind a RoCE or iWARP port, taken
+// from the port's GID table, or from sysfs when that has no netdev.
+func (c *Context) NetDev(port uint8) (string, error) {
+	const op = "netdev"
+	pa, err := c.QueryPort(port)
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < pa.GIDTblLen; i++ {
+		e, err := c.QueryGIDEntry(port, i)
+		if err != nil || e.IfIndex == 0 {
+			continue
+		}
+		var buf [C.IF_NAMESIZE + 1]C.char
+		if p := C.if_indextoname(C.uint(e.IfIndex), &buf[0]); p != nil {
+			return C.GoString(&buf[0]), nil
+		}
+	}
+	// Older kernels: gid_attrs/ndevs/N in sysfs.
+	dir := "/sys/class/infiniband/" + c.Name() + "/ports/" + strconv.Itoa(int(port)) + "/gid_attrs/ndevs/"
+	for i := 0; i < pa.GIDTblLen && i < 256; i++ {
+		b, err := os.ReadFile(dir + strconv.Itoa(i))
+		if err != nil {
+			continue
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			return s, nil
+		}
+	}
+	return "", opErr(op, int(syscall.ENODEV))
+}
+
+// AsyncEventType is the type of an asynchronous event (enum ibv_event_type).
+type AsyncEventType int
+
+// Asynchronous event types.
+const (
+	EventCQErr            AsyncEventType = C.IBV_EVENT_CQ_ERR
+	EventQPFatal          AsyncEventType = C.IBV_EVENT_QP_FATAL
+	EventQPReqErr         AsyncEventType = C.IBV_EVENT_QP_REQ_ERR
+	EventQPAccessErr      AsyncEventType = C.IBV_EVENT_QP_ACCESS_ERR
+	EventCommEst          AsyncEventType = C.IBV_EVENT_COMM_EST
+	EventSQDrained        AsyncEventType = C.IBV_EVENT_SQ_DRAINED
+	EventPathMig          AsyncEventType = C.IBV_EVENT_PATH_MIG
+	EventPathMigErr       AsyncEventType = C.IBV_EVENT_PATH_MIG_ERR
+	EventDeviceFatal      AsyncEventType = C.IBV_EVENT_DEVICE_FATAL
+	EventPortActive       AsyncEventType = C.IBV_EVENT_PORT_ACTIVE
+	EventPortErr          AsyncEventType = C.IBV_EVENT_PORT_ERR
+	EventLIDChange        AsyncEventType = C.IBV_EVENT_LID_CHANGE
+	EventPKeyChange       AsyncEventType = C.IBV_EVENT_PKEY_CHANGE
+	EventSMChange         AsyncEventType = C.IBV_EVENT_SM_CHANGE
+	EventSRQErr           AsyncEventType = C.IBV_EVENT_SRQ_ERR
+	EventSRQLimitReached  AsyncEventType = C.IBV_EVENT_SRQ_LIMIT_REACHED
+	EventQPLastWQEReached AsyncEventType = C.IBV_EVENT_QP_LAST_WQE_REACHED
+	EventClientReregister AsyncEventType = C.IBV_EVENT_CLIENT_REREGISTER
+	EventGIDChange        AsyncEventType = C.IBV_EVENT_GID_CHANGE
+	EventWQFatal          AsyncEventType = C.IBV_EVENT_WQ_FATAL
+)
+
+// String returns the libibverbs description of the event type.
+func (t AsyncEventType) String() string {
+	return C.GoString(C.ibv_event_type_str(C.enum_ibv_event_type(t)))
+}
+
+// AsyncEvent is an asynchronous event of a device, copied out of
+// struct ibv_async_event. Only the fields that apply to Type are set.
+type AsyncEvent struct {
+	Type  AsyncEventType
+	QPNum uint32
+	QP    *QP // the QP of a QP event, if it was made by this package
+	SRQ   *SRQ
+	CQ    *CQ
+	Port  uint8
+}
+
+// WaitAsyncEvent waits for the next asynchronous event of the device through
+// the netpoller, acknowledges it and returns a copy. It returns ctx.Err()
+// when ctx ends first.
+func (c *Context) WaitAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	const op = "ibv_get_async_event"
+	cctx, err := c.lock(op)
+	if err != nil {
+		return AsyncEvent{}, err
+	}
+	defer c.mu.RUnlock()
+
+	c.asyncMu.Lock()
+	if c.closed.Load() {
+		c.asyncMu.Unlock()
+		return AsyncEvent{}, closedErr(op)
+	}
+	if c.async == nil {
+		w, err := newFDWaiter(op, cctx.async_fd, c.name+"-async")
+		if err != nil {
+			c.asyncMu.Unlock()
+			return AsyncEvent{}, err
+		}
+		c.async = w
+	}
+	w := c.async
+	c.asyncMu.Unlock()
+
+	var ev AsyncEvent
+	var evErr error
+	err = w.wait(ctx, op, func() bool {
+		var ce C.struct_cverbs_async_event
+		var raw C.struct_ibv_async_event
+		rc := C.cverbs_get_async_event(cctx, &ce, &raw)
+		if rc == C.EAGAIN {
+			return false
+		}
+		if rc != 0 {
+			evErr = opErr(op, int(rc))
+			return true
+		}
+		// Resolve the objects before the ack: until then they cannot be
+		// destroyed.
+		ev = AsyncEvent{
+			Type:  AsyncEventType(ce._type),
+			QPNum: uint32(ce.qp_num),
+			QP:    qpRegistry.get(unsafe.Pointer(ce.qp)),
+			SRQ:   srqRegistry.get(unsafe.Pointer(ce.srq)),
+			CQ:    cqRegistry.get(unsafe.Pointer(ce.cq)),
+			Port:  uint8(ce.port),
+		}
+		C.ibv_ack_async_event(&raw)
+		return true
+	})
+	if err != nil {
+		return AsyncEvent{}, err
+	}
+	return ev, evErr
+}

@@ -1,0 +1,711 @@
+/*
+ * C helpers for package cverbs.
+ *
+ * Everything here is static inline: the data-path verbs (ibv_post_send,
+ * ibv_post_recv, ibv_poll_cq, ...) are static inline in verbs.h and cannot be
+ * called from Go directly, and the unions of struct ibv_send_wr are awkward to
+ * set from Go (cgo sees them as byte arrays).
+ */
+#ifndef CVERBS_H
+#define CVERBS_H
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/*
+ * Per-WR fields that live in unions of struct ibv_send_wr. Go writes them into
+ * a parallel array; cverbs_post_send copies them into the WRs before posting.
+ */
+struct cverbs_send_ext {
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t rkey;
+	uint32_t imm; /* host byte order */
+};
+
+/* Result of a batch post: the verb's return value and the index of bad_wr. */
+struct cverbs_post_result {
+	int rc;
+	int bad;
+};
+
+/*
+ * cverbs_post_send fills the unions of the first n WRs of wrs (already linked
+ * by Go) from ext and posts the chain with one ibv_post_send.
+ */
+static inline struct cverbs_post_result
+cverbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wrs,
+		 const struct cverbs_send_ext *ext, int n)
+{
+	struct cverbs_post_result res = {0, n};
+	struct ibv_send_wr *bad = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_send_wr *wr = &wrs[i];
+		const struct cverbs_send_ext *e = &ext[i];
+
+		switch (wr->opcode) {
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			wr->wr.atomic.remote_addr = e->remote_addr;
+			wr->wr.atomic.compare_add = e->compare_add;
+			wr->wr.atomic.swap = e->swap;
+			wr->wr.atomic.rkey = e->rkey;
+			break;
+		default:
+			wr->wr.rdma.remote_addr = e->remote_addr;
+			wr->wr.rdma.rkey = e->rkey;
+			break;
+		}
+		wr->imm_data = htobe32(e->imm);
+	}
+	res.rc = ibv_post_send(qp, wrs, &bad);
+	if (res.rc != 0)
+		res.bad = bad ? (int)(bad - wrs) : 0;
+	return res;
+}
+
+/* cverbs_post_recv posts n receive WRs already linked by Go. */
+static inline struct cverbs_post_result
+cverbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wrs, int n)
+{
+	struct cverbs_post_result res = {0, n};
+	struct ibv_recv_wr *bad = NULL;
+
+	res.rc = ibv_post_recv(qp, wrs, &bad);
+	if (res.rc != 0)
+		res.bad = bad ? (int)(bad - wrs) : 0;
+	return res;
+}
+
+/* cverbs_post_srq_recv posts n receive WRs already linked by Go to an SRQ. */
+static inline struct cverbs_post_result
+cverbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wrs, int n)
+{
+	struct cverbs_post_result res = {0, n};
+	struct ibv_recv_wr *bad = NULL;
+
+	res.rc = ibv_post_srq_recv(srq, wrs, &bad);
+	if (res.rc != 0)
+		res.bad = bad ? (int)(bad - wrs) : 0;
+	return res;
+}
+
+static inline int cverbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, n, wc);
+}
+
+static inline int cverbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return ibv_req_notify_cq(cq, solicited_only);
+}
+
+static inline int cverbs_query_port(struct ibv_context *ctx, uint8_t port,
+				    struct ibv_port_attr *attr)
+{
+	return ibv_query_port(ctx, port, attr);
+}
+
+static inline int cverbs_query_gid_ex(struct ibv_context *ctx, uint32_t port,
+				      uint32_t index, struct ibv_gid_entry *e)
+{
+	return ibv_query_gid_ex(ctx, port, index, e, 0);
+}
+
+static inline uint64_t cverbs_device_guid(struct ibv_device *dev)
+{
+	return be64toh(ibv_get_device_guid(dev));
+}
+
+static inline struct ibv_device *cverbs_device_at(struct ibv_device **list,
+						  int i)
+{
+	return list[i];
+}
+
+static inline struct ibv_context *cverbs_context_at(struct ibv_context **list,
+						    int i)
+{
+	return list[i];
+}
+
+static inline const char *cverbs_context_name(struct ibv_context *ctx)
+{
+	return ibv_get_device_name(ctx->device);
+}
+
+/*
+ * cverbs_dup_nonblock makes fd non-blocking (the flag lives in the shared
+ * file description, so it also applies to the dup) and returns a close-on-exec
+ * duplicate for Go's netpoller, or -1 with errno set.
+ */
+static inline int cverbs_dup_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* cverbs_get_cq_event returns the CQ of the next event; the caller acks it. */
+static inline int cverbs_get_cq_event(struct ibv_comp_channel *ch,
+				      struct ibv_cq **cq)
+{
+	void *ctx;
+
+	*cq = NULL;
+	if (ibv_get_cq_event(ch, cq, &ctx))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+static inline void cverbs_ack_cq_event(struct ibv_cq *cq)
+{
+	ibv_ack_cq_events(cq, 1);
+}
+
+/* Flattened struct ibv_async_event (its element is a union). */
+struct cverbs_async_event {
+	int type;
+	uint32_t qp_num;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	int port;
+};
+
+/*
+ * cverbs_get_async_event reads one async event into *ev and copies it into
+ * out. The caller resolves the objects and then acks ev: until the ack the
+ * objects cannot be destroyed.
+ */
+static inline int cverbs_get_async_event(struct ibv_context *ctx,
+					 struct cverbs_async_event *out,
+					 struct ibv_async_event *ev)
+{
+	memset(out, 0, sizeof(*out));
+	if (ibv_get_async_event(ctx, ev))
+		return errno ? errno : EIO;
+	out->type = ev->event_type;
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		out->cq = ev->element.cq;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		out->srq = ev->element.srq;
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		out->port = ev->element.port_num;
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+	case IBV_EVENT_WQ_FATAL:
+		break;
+	default:
+		/* QP events */
+		out->qp = ev->element.qp;
+		if (ev->element.qp)
+			out->qp_num = ev->element.qp->qp_num;
+		break;
+	}
+	return 0;
+}
+
+static inline struct ibv_cq *cverbs_create_cq(struct ibv_context *ctx, int cqe,
+					      struct ibv_comp_channel *ch)
+{
+	return ibv_create_cq(ctx, cqe, NULL, ch, 0);
+}
+
+static inline int cverbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+				 struct ibv_mr *mr, uint64_t addr,
+				 uint64_t length, unsigned int access,
+				 uint64_t wr_id, uint32_t *rkey)
+{
+	struct ibv_mw_bind bind;
+	int rc;
+
+	memset(&bind, 0, sizeof(bind));
+	bind.wr_id = wr_id;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = addr;
+	bind.bind_info.length = length;
+	bind.bind_info.mw_access_flags = access;
+	rc = ibv_bind_mw(qp, mw, &bind);
+	*rkey = mw->rkey;
+	return rc;
+}
+
+static inline void cverbs_qp_init_attr(struct ibv_qp_init_attr *a,
+				       struct ibv_cq *scq, struct ibv_cq *rcq,
+				       struct ibv_srq *srq, uint32_t max_send_wr,
+				       uint32_t max_recv_wr,
+				       uint32_t max_send_sge,
+				       uint32_t max_recv_sge,
+				       uint32_t max_inline)
+{
+	memset(a, 0, sizeof(*a));
+	a->send_cq = scq;
+	a->recv_cq = rcq;
+	a->srq = srq;
+	a->cap.max_send_wr = max_send_wr;
+	a->cap.max_recv_wr = max_recv_wr;
+	a->cap.max_send_sge = max_send_sge;
+	a->cap.max_recv_sge = max_recv_sge;
+	a->cap.max_inline_data = max_inline;
+	a->qp_type = IBV_QPT_RC;
+	a->sq_sig_all = 0;
+}
+
+/* cverbs_modify_state moves qp to state without other attributes. */
+static inline int cverbs_modify_state(struct ibv_qp *qp, int state)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = state;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+static inline int cverbs_to_init(struct ibv_qp *qp, uint8_t port,
+				 unsigned int access)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = port;
+	attr.qp_access_flags = access;
+	return ibv_modify_qp(qp, &attr,
+			     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS);
+}
+
+static inline int cverbs_to_rtr(struct ibv_qp *qp, uint8_t port,
+				uint32_t dest_qpn, uint32_t rq_psn, int mtu,
+				const uint8_t *dgid, int global, int sgid_index,
+				uint16_t dlid, uint8_t sl, uint8_t hop_limit,
+				uint8_t max_dest_rd_atomic,
+				uint8_t min_rnr_timer)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = mtu;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = max_dest_rd_atomic;
+	attr.min_rnr_timer = min_rnr_timer;
+	attr.ah_attr.dlid = dlid;
+	attr.ah_attr.sl = sl;
+	attr.ah_attr.port_num = port;
+	if (global) {
+		attr.ah_attr.is_global = 1;
+		memcpy(attr.ah_attr.grh.dgid.raw, dgid, 16);
+		attr.ah_attr.grh.sgid_index = sgid_index;
+		attr.ah_attr.grh.hop_limit = hop_limit;
+	}
+	return ibv_modify_qp(qp, &attr,
+			     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				     IBV_QP_MAX_DEST_RD_ATOMIC |
+				     IBV_QP_MIN_RNR_TIMER);
+}
+
+static inline int cverbs_to_rts(struct ibv_qp *qp, uint32_t sq_psn,
+				uint8_t timeout, uint8_t retry_cnt,
+				uint8_t rnr_retry, uint8_t max_rd_atomic)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = sq_psn;
+	attr.timeout = timeout;
+	attr.retry_cnt = retry_cnt;
+	attr.rnr_retry = rnr_retry;
+	attr.max_rd_atomic = max_rd_atomic;
+	return ibv_modify_qp(qp, &attr,
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static inline int cverbs_query_qp_state(struct ibv_qp *qp, int *state)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	rc = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
+	*state = attr.qp_state;
+	return rc;
+}
+
+/* ---- rdma_cm ---- */
+
+/*
+ * cverbs_sockaddr fills ss from a raw address (4 or 16 bytes) and a port in
+ * host byte order and returns the address length.
+ */
+static inline int cverbs_sockaddr(struct sockaddr_storage *ss,
+				  const uint8_t *addr, int addrlen,
+				  uint16_t port, uint32_t scope)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (addrlen == 4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, addr, 4);
+		return sizeof(*sin);
+	}
+	if (addrlen == 16) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		sin6->sin6_scope_id = scope;
+		memcpy(&sin6->sin6_addr, addr, 16);
+		return sizeof(*sin6);
+	}
+	return 0;
+}
+
+/*
+ * cverbs_sockaddr_parse copies a sockaddr into addr (16 bytes) and returns the
+ * address length (4, 16 or 0 if unknown), the port in host order and the
+ * IPv6 scope id.
+ */
+static inline int cverbs_sockaddr_parse(const struct sockaddr *sa,
+					uint8_t *addr, uint16_t *port,
+					uint32_t *scope)
+{
+	*port = 0;
+	*scope = 0;
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		memcpy(addr, &sin->sin_addr, 4);
+		*port = ntohs(sin->sin_port);
+		return 4;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 =
+			(const struct sockaddr_in6 *)sa;
+
+		memcpy(addr, &sin6->sin6_addr, 16);
+		*port = ntohs(sin6->sin6_port);
+		*scope = sin6->sin6_scope_id;
+		return 16;
+	}
+	return 0;
+}
+
+/*
+ * Flattened struct rdma_cm_event with the private data copied, so the event
+ * can be acked before Go looks at it.
+ */
+struct cverbs_cm_event {
+	int type;
+	int status;
+	struct rdma_cm_id *id;
+	struct rdma_cm_id *listen_id;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t private_data_len;
+	uint8_t srq;
+	uint32_t qp_num;
+	uint8_t private_data[256];
+};
+
+/*
+ * cverbs_get_cm_event fetches one event and copies it into out, but
+ * does not ack it: Go maps the ids before the ack so that a concurrent
+ * rdma_destroy_id (which waits for the ack) cannot free them underneath.
+ */
+static inline int cverbs_get_cm_event(struct rdma_event_channel *ch,
+				      struct cverbs_cm_event *out,
+				      struct rdma_cm_event **evp)
+{
+	struct rdma_cm_event *ev;
+
+	memset(out, 0, offsetof(struct cverbs_cm_event, private_data));
+	*evp = NULL;
+	if (rdma_get_cm_event(ch, &ev))
+		return errno ? errno : EIO;
+	out->type = ev->event;
+	out->status = ev->status;
+	out->id = ev->id;
+	out->listen_id = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+				 ev->listen_id : NULL;
+	if (ev->id && ev->id->ps == RDMA_PS_TCP) {
+		const struct rdma_conn_param *p = &ev->param.conn;
+
+		out->responder_resources = p->responder_resources;
+		out->initiator_depth = p->initiator_depth;
+		out->srq = p->srq;
+		out->qp_num = p->qp_num;
+		if (p->private_data && p->private_data_len) {
+			out->private_data_len = p->private_data_len;
+			memcpy(out->private_data, p->private_data,
+			       p->private_data_len);
+		}
+	}
+	*evp = ev;
+	return 0;
+}
+
+static inline int cverbs_ack_cm_event(struct rdma_cm_event *ev)
+{
+	if (rdma_ack_cm_event(ev))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+static inline int cverbs_connect(struct rdma_cm_id *id, int accept,
+				 const void *pd, uint8_t pd_len,
+				 uint8_t responder_resources,
+				 uint8_t initiator_depth, uint8_t retry_count,
+				 uint8_t rnr_retry_count, int flow_control,
+				 int srq, uint32_t qp_num)
+{
+	struct rdma_conn_param p;
+
+	memset(&p, 0, sizeof(p));
+	p.private_data = pd_len ? pd : NULL;
+	p.private_data_len = pd_len;
+	p.responder_resources = responder_resources;
+	p.initiator_depth = initiator_depth;
+	p.retry_count = retry_count;
+	p.rnr_retry_count = rnr_retry_count;
+	p.flow_control = flow_control;
+	p.srq = srq;
+	p.qp_num = qp_num;
+	if (accept)
+		return rdma_accept(id, &p) ? (errno ? errno : EIO) : 0;
+	return rdma_connect(id, &p) ? (errno ? errno : EIO) : 0;
+}
+
+/* cverbs_cm_modify_qp applies rdma_init_qp_attr for state to qp. */
+static inline int cverbs_cm_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp,
+				      int state)
+{
+	struct ibv_qp_attr attr;
+	int mask = 0;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = state;
+	if (rdma_init_qp_attr(id, &attr, &mask))
+		return errno ? errno : EIO;
+	return ibv_modify_qp(qp, &attr, mask);
+}
+
+static inline struct ibv_context *cverbs_cm_verbs(struct rdma_cm_id *id)
+{
+	return id->verbs;
+}
+
+static inline struct ibv_qp *cverbs_cm_qp(struct rdma_cm_id *id)
+{
+	return id->qp;
+}
+
+static inline uint8_t cverbs_cm_port(struct rdma_cm_id *id)
+{
+	return id->port_num;
+}
+
+
+/* ---- memory regions and windows ---- */
+
+static inline struct ibv_mr *cverbs_reg_mr(struct ibv_pd *pd, uintptr_t addr,
+					   size_t len, int access)
+{
+	return ibv_reg_mr(pd, (void *)addr, len, access);
+}
+
+static inline struct ibv_mw *cverbs_alloc_mw(struct ibv_pd *pd)
+{
+	return ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+}
+
+/* ---- shared receive queues ---- */
+
+static inline struct ibv_srq *cverbs_create_srq(struct ibv_pd *pd, uint32_t max_wr,
+						uint32_t max_sge, uint32_t limit,
+						uint32_t *out_wr, uint32_t *out_sge)
+{
+	struct ibv_srq_init_attr a;
+	struct ibv_srq *srq;
+
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = max_sge;
+	a.attr.srq_limit = limit;
+	srq = ibv_create_srq(pd, &a);
+	*out_wr = a.attr.max_wr;
+	*out_sge = a.attr.max_sge;
+	return srq;
+}
+
+static inline int cverbs_modify_srq(struct ibv_srq *srq, uint32_t max_wr,
+				    uint32_t limit, int mask)
+{
+	struct ibv_srq_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.max_wr = max_wr;
+	a.srq_limit = limit;
+	return ibv_modify_srq(srq, &a, mask);
+}
+
+static inline int cverbs_query_srq(struct ibv_srq *srq, uint32_t *max_wr,
+				   uint32_t *max_sge, uint32_t *limit)
+{
+	struct ibv_srq_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = ibv_query_srq(srq, &a);
+	*max_wr = a.max_wr;
+	*max_sge = a.max_sge;
+	*limit = a.srq_limit;
+	return rc;
+}
+
+/* ---- rdma_cm QPs ---- */
+
+/*
+ * cverbs_cm_destroy_qp is rdma_destroy_qp with the result of ibv_destroy_qp
+ * surfaced (rdma_destroy_qp returns void); id->qp is cleared on success only.
+ */
+static inline int cverbs_cm_destroy_qp(struct rdma_cm_id *id)
+{
+	int rc;
+
+	if (!id->qp)
+		return 0;
+	rc = ibv_destroy_qp(id->qp);
+	if (rc == 0)
+		id->qp = NULL;
+	return rc;
+}
+
+static inline int cverbs_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	if (rdma_create_qp(id, pd, attr))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* ---- rdma_cm ids ---- */
+
+static inline int cverbs_create_id(struct rdma_event_channel *ch,
+				   struct rdma_cm_id **id)
+{
+	if (rdma_create_id(ch, id, NULL, RDMA_PS_TCP))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* cverbs_errno turns the -1/errno convention of librdmacm into an errno. */
+static inline int cverbs_errno(int rc)
+{
+	if (rc == 0)
+		return 0;
+	return errno ? errno : EIO;
+}
+
+static inline int cverbs_bind_addr(struct rdma_cm_id *id, struct sockaddr_storage *ss)
+{
+	return cverbs_errno(rdma_bind_addr(id, (struct sockaddr *)ss));
+}
+
+static inline int cverbs_listen(struct rdma_cm_id *id, int backlog)
+{
+	return cverbs_errno(rdma_listen(id, backlog));
+}
+
+static inline int cverbs_resolve_addr(struct rdma_cm_id *id, struct sockaddr_storage *src,
+				      struct sockaddr_storage *dst, int timeout_ms)
+{
+	return cverbs_errno(rdma_resolve_addr(id, (struct sockaddr *)src,
+					      (struct sockaddr *)dst, timeout_ms));
+}
+
+static inline int cverbs_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	return cverbs_errno(rdma_resolve_route(id, timeout_ms));
+}
+
+static inline int cverbs_reject(struct rdma_cm_id *id, const void *pd, uint8_t len)
+{
+	return cverbs_errno(rdma_reject(id, len ? pd : NULL, len));
+}
+
+static inline int cverbs_disconnect(struct rdma_cm_id *id)
+{
+	return cverbs_errno(rdma_disconnect(id));
+}
+
+static inline int cverbs_destroy_id(struct rdma_cm_id *id)
+{
+	return cverbs_errno(rdma_destroy_id(id));
+}
+
+static inline int cverbs_establish(struct rdma_cm_id *id)
+{
+	return cverbs_errno(rdma_establish(id));
+}
+
+static inline int cverbs_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch)
+{
+	return cverbs_errno(rdma_migrate_id(id, ch));
+}
+
+static inline int cverbs_local_addr(struct rdma_cm_id *id, uint8_t *addr,
+				    uint16_t *port, uint32_t *scope)
+{
+	return cverbs_sockaddr_parse(rdma_get_local_addr(id), addr, port, scope);
+}
+
+static inline int cverbs_peer_addr(struct rdma_cm_id *id, uint8_t *addr,
+				   uint16_t *port, uint32_t *scope)
+{
+	return cverbs_sockaddr_parse(rdma_get_peer_addr(id), addr, port, scope);
+}
+
+#endif /* CVERBS_H */

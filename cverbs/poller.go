@@ -1,0 +1,113 @@
+package cverbs
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include
+#cgo LDFLAGS: -libverbs -lrdmacm
+#include "cverbs.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// fdWaiter waits for a verbs or rdma_cm file descriptor to become readable
+// through Go's netpoller, so a waiting goroutine does not hold an OS thread.
+// It owns a non-blocking duplicate of the descriptor; the verbs library keeps
+// using the original, and both share one file description (and readiness).
+type fdWaiter struct {
+	f  *os.File
+	rc syscall.RawConn
+	// turn serialises waiters: the read deadline belongs to the file, so
+	// only one waiter at a time may use it for its context.
+	turn chan struct{}
+}
+
+// longAgo is a read deadline that has already passed; setting it wakes the
+// current waiter.
+var longAgo = time.Unix(1, 0)
+
+func newFDWaiter(op string, fd C.int, name string) (*fdWaiter, error) {
+	nfd, err := C.cverbs_dup_nonblock(fd)
+	if nfd < 0 {
+		return nil, errnoErr(op, err)
+	}
+	f := os.NewFile(uintptr(nfd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, &OpError{Op: op, Err: err}
+	}
+	return &fdWaiter{f: f, rc: rc, turn: make(chan struct{}, 1)}, nil
+}
+
+// close closes the duplicate, which wakes any waiter with ErrClosed. The
+// caller destroys the verbs object afterwards.
+func (w *fdWaiter) close() {
+	if w != nil {
+		w.f.Close()
+	}
+}
+
+// wait calls try until it reports done, parking on the netpoller whenever it
+// returns false (the non-blocking verb said EAGAIN). It returns ctx.Err() if
+// the context ends first and ErrClosed if the waiter is closed.
+func (w *fdWaiter) wait(ctx context.Context, op string, try func() bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.turn }()
+
+	dl, _ := ctx.Deadline() // zero time when there is none
+	if err := w.f.SetReadDeadline(dl); err != nil {
+		return w.mapErr(ctx, op, err)
+	}
+	var stop func() bool
+	var fired chan struct{}
+	if ctx.Done() != nil {
+		// Cancellation without a deadline: move the deadline into the past
+		// from an AfterFunc, which needs no goroutine until ctx is done.
+		fired = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			w.f.SetReadDeadline(longAgo)
+			close(fired)
+		})
+	}
+	err := w.rc.Read(func(uintptr) bool { return try() })
+	if stop != nil && !stop() {
+		// The AfterFunc ran or is running; let it finish before the next
+		// waiter sets its own deadline.
+		<-fired
+	}
+	if err != nil {
+		return w.mapErr(ctx, op, err)
+	}
+	return nil
+}
+
+func (w *fdWaiter) mapErr(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The file deadline fired at ctx's deadline, a moment before ctx's
+		// own timer marked it done.
+		return context.DeadlineExceeded
+	case errors.Is(err, os.ErrClosed):
+		return &OpError{Op: op, Err: ErrClosed}
+	}
+	return &OpError{Op: op, Err: err}
+}

@@ -1,0 +1,350 @@
+package cverbs
+
+/*
+#include "cverbs.h"
+*/
+import "C"
+
+import (
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// QPInitAttr describes an RC queue pair to create. RecvCQ defaults to
+// SendCQ. With SRQ set, receives go to the SRQ and MaxRecvWR/MaxRecvSGE are
+// ignored.
+type QPInitAttr struct {
+	SendCQ     *CQ
+	RecvCQ     *CQ
+	SRQ        *SRQ
+	MaxSendWR  int
+	MaxRecvWR  int
+	MaxSendSGE int
+	MaxRecvSGE int
+	MaxInline  int
+}
+
+// QPCap is what a QP was actually created with (at least what was asked).
+type QPCap struct {
+	MaxSendWR  int
+	MaxRecvWR  int
+	MaxSendSGE int
+	MaxRecvSGE int
+	MaxInline  int
+}
+
+// QP is an RC queue pair. Requests are signalled only when they carry
+// SendSignaled (sq_sig_all = 0).
+type QP struct {
+	// Lock order: mu, then sq.mu, then rq.mu. Posting takes only its queue's
+	// lock; Close takes all three.
+	mu   sync.Mutex
+	qp   *C.struct_ibv_qp
+	num  uint32
+	cap  QPCap
+	pd   *PD
+	srq  *SRQ
+	cmid *C.struct_rdma_cm_id // set when made by CMID.NewQP
+	sq   sendQueue
+	rq   recvQueue
+}
+
+// qpInitAttr validates a and builds struct ibv_qp_init_attr. The caller
+// holds nothing; CQs and the SRQ are only read here.
+func qpInitAttr(op string, a *QPInitAttr, out *C.struct_ibv_qp_init_attr) error {
+	if a.MaxSendWR < 0 || a.MaxRecvWR < 0 || a.MaxSendSGE < 0 || a.MaxRecvSGE < 0 || a.MaxInline < 0 ||
+		a.MaxSendWR > 1<<24 || a.MaxRecvWR > 1<<24 || a.MaxSendSGE > 1<<10 || a.MaxRecvSGE > 1<<10 ||
+		a.MaxInline > 1<<20 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	scq, rcq := a.SendCQ, a.RecvCQ
+	if rcq == nil {
+		rcq = scq
+	}
+	if scq == nil {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cs, cr := scq.cptr(), rcq.cptr()
+	if cs == nil || cr == nil {
+		return closedErr(op)
+	}
+	var csrq *C.struct_ibv_srq
+	maxRecvWR, maxRecvSGE := a.MaxRecvWR, a.MaxRecvSGE
+	if a.SRQ != nil {
+		if csrq = a.SRQ.cptr(); csrq == nil {
+			return closedErr(op)
+		}
+		maxRecvWR, maxRecvSGE = 0, 0
+	}
+	C.cverbs_qp_init_attr(out, cs, cr, csrq, C.uint32_t(a.MaxSendWR), C.uint32_t(maxRecvWR),
+		C.uint32_t(a.MaxSendSGE), C.uint32_t(maxRecvSGE), C.uint32_t(a.MaxInline))
+	return nil
+}
+
+// newQP wraps a created ibv_qp: records the capabilities the provider
+// granted (init.cap is updated by the create call) and allocates the posting
+// arrays. On failure the caller destroys the QP.
+func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *SRQ) (*QP, bool) {
+	qp := &QP{
+		qp:  cqp,
+		num: uint32(cqp.qp_num),
+		pd:  pd,
+		srq: srq,
+		cap: QPCap{
+			MaxSendWR:  int(init.cap.max_send_wr),
+			MaxRecvWR:  int(init.cap.max_recv_wr),
+			MaxSendSGE: int(init.cap.max_send_sge),
+			MaxRecvSGE: int(init.cap.max_recv_sge),
+			MaxInline:  int(init.cap.max_inline_data),
+		},
+	}
+	if !qp.sq.alloc(qp.cap.MaxSendWR, qp.cap.MaxSendSGE) {
+		return nil, false
+	}
+	if srq == nil && !qp.rq.alloc(qp.cap.MaxRecvWR, qp.cap.MaxRecvSGE) {
+		qp.sq.free()
+		return nil, false
+	}
+	qpRegistry.add(unsafe.Pointer(cqp), qp)
+	return qp, true
+}
+
+// NewQP creates an RC queue pair (ibv_create_qp) in the RESET state.
+func (pd *PD) NewQP(attr QPInitAttr) (*QP, error) {
+	const op = "ibv_create_qp"
+	var init C.struct_ibv_qp_init_attr
+	if err := qpInitAttr(op, &attr, &init); err != nil {
+		return nil, err
+	}
+	p, err := pd.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer pd.mu.RUnlock()
+	cqp, err := C.ibv_create_qp(p, &init)
+	if cqp == nil {
+		return nil, errnoErr(op, err)
+	}
+	qp, ok := newQP(cqp, &init, pd, attr.SRQ)
+	if !ok {
+		C.ibv_destroy_qp(cqp)
+		return nil, opErr(op, int(syscall.ENOMEM))
+	}
+	return qp, nil
+}
+
+// Num returns the QP number.
+func (qp *QP) Num() uint32 {
+	if qp == nil {
+		return 0
+	}
+	return qp.num
+}
+
+// Cap returns the capabilities the QP was created with.
+func (qp *QP) Cap() QPCap {
+	if qp == nil {
+		return QPCap{}
+	}
+	return qp.cap
+}
+
+// SRQ returns the SRQ the QP receives from, or nil.
+func (qp *QP) SRQ() *SRQ {
+	if qp == nil {
+		return nil
+	}
+	return qp.srq
+}
+
+// Close destroys the QP and frees its posting arrays. For a QP made by
+// CMID.NewQP this is rdma_destroy_qp.
+func (qp *QP) Close() error {
+	if qp == nil {
+		return nil
+	}
+	qp.mu.Lock()
+	defer qp.mu.Unlock()
+	qp.sq.mu.Lock()
+	defer qp.sq.mu.Unlock()
+	qp.rq.mu.Lock()
+	defer qp.rq.mu.Unlock()
+	if qp.qp == nil {
+		return nil
+	}
+	cqp := qp.qp
+	if qp.cmid != nil {
+		if rc := C.cverbs_cm_destroy_qp(qp.cmid); rc != 0 {
+			return opErr("rdma_destroy_qp", int(rc))
+		}
+	} else if rc := C.ibv_destroy_qp(cqp); rc != 0 {
+		return opErr("ibv_destroy_qp", int(rc))
+	}
+	qp.qp = nil
+	qp.cmid = nil
+	qp.sq.free()
+	qp.rq.free()
+	qpRegistry.del(unsafe.Pointer(cqp), qp)
+	return nil
+}
+
+// lock takes qp.mu and returns the C QP; the caller unlocks qp.mu.
+func (qp *QP) lock(op string) (*C.struct_ibv_qp, error) {
+	if qp == nil {
+		return nil, closedErr(op)
+	}
+	qp.mu.Lock()
+	if qp.qp == nil {
+		qp.mu.Unlock()
+		return nil, closedErr(op)
+	}
+	return qp.qp, nil
+}
+
+// QPState is a queue pair state (enum ibv_qp_state values).
+type QPState int
+
+// QP states.
+const (
+	QPReset   QPState = C.IBV_QPS_RESET
+	QPInit    QPState = C.IBV_QPS_INIT
+	QPRTR     QPState = C.IBV_QPS_RTR
+	QPRTS     QPState = C.IBV_QPS_RTS
+	QPSQD     QPState = C.IBV_QPS_SQD
+	QPSQE     QPState = C.IBV_QPS_SQE
+	QPErr     QPState = C.IBV_QPS_ERR
+	QPUnknown QPState = C.IBV_QPS_UNKNOWN
+)
+
+var qpStateNames = [...]string{
+	QPReset: "RESET", QPInit: "INIT", QPRTR: "RTR", QPRTS: "RTS",
+	QPSQD: "SQD", QPSQE: "SQE", QPErr: "ERR", QPUnknown: "UNKNOWN",
+}
+
+// String returns the state's name.
+func (s QPState) String() string {
+	if s >= 0 && int(s) < len(qpStateNames) {
+		return qpStateNames[s]
+	}
+	return "QPState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// State queries the QP's current state (ibv_query_qp).
+func (qp *QP) State() (QPState, error) {
+	const op = "ibv_query_qp"
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return 0, err
+	}
+	defer qp.mu.Unlock()
+	var st C.int
+	if rc := C.cverbs_query_qp_state(cqp, &st); rc != 0 {
+		return 0, opErr(op, int(rc))
+	}
+	return QPState(st), nil
+}
+
+// ToInit moves the QP from RESET to INIT on port with the given remote
+// access rights (pkey index 0).
+func (qp *QP) ToInit(port uint8, access Access) error {
+	const op = "ibv_modify_qp(INIT)"
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return err
+	}
+	defer qp.mu.Unlock()
+	return opErr(op, int(C.cverbs_to_init(cqp, C.uint8_t(port), C.uint(access))))
+}
+
+// RTRAttr are the attributes for INIT -> RTR. With a non-zero DGID the
+// address vector is global (GRH, as RoCE needs) using SGIDIndex; otherwise
+// DLID addresses an InfiniBand port. MTU is in bytes (256 ... 4096).
+// MinRNRTimer and MaxDestRdAtomic are taken as given (0 is a valid value).
+type RTRAttr struct {
+	Port            uint8
+	DestQPNum       uint32
+	RQPSN           uint32
+	MTU             int
+	DGID            [16]byte
+	SGIDIndex       int
+	MaxDestRdAtomic int
+	MinRNRTimer     int
+	DLID            uint16 // InfiniBand only
+	SL              uint8
+	HopLimit        uint8 // default 64 when 0
+}
+
+// ToRTR moves the QP from INIT to RTR.
+func (qp *QP) ToRTR(a RTRAttr) error {
+	const op = "ibv_modify_qp(RTR)"
+	mtu := mtuEnum(a.MTU)
+	if mtu == 0 || a.SGIDIndex < 0 || a.SGIDIndex > 255 || a.MaxDestRdAtomic < 0 || a.MaxDestRdAtomic > 255 ||
+		a.MinRNRTimer < 0 || a.MinRNRTimer > 31 || a.DestQPNum >= 1<<24 || a.RQPSN >= 1<<24 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return err
+	}
+	defer qp.mu.Unlock()
+	global := C.int(0)
+	if a.DGID != [16]byte{} {
+		global = 1
+	}
+	hop := a.HopLimit
+	if hop == 0 {
+		hop = 64
+	}
+	rc := C.cverbs_to_rtr(cqp, C.uint8_t(a.Port), C.uint32_t(a.DestQPNum), C.uint32_t(a.RQPSN),
+		C.int(mtu), (*C.uint8_t)(unsafe.Pointer(&a.DGID[0])), global, C.int(a.SGIDIndex),
+		C.uint16_t(a.DLID), C.uint8_t(a.SL), C.uint8_t(hop),
+		C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(a.MinRNRTimer))
+	return opErr(op, int(rc))
+}
+
+// RTSAttr are the attributes for RTR -> RTS. Timeout is the IB exponent
+// (4.096 us * 2^Timeout, 0 = infinite); RetryCnt and RNRRetry are 0..7 (7 =
+// infinite RNR retries).
+type RTSAttr struct {
+	SQPSN       uint32
+	Timeout     int
+	RetryCnt    int
+	RNRRetry    int
+	MaxRdAtomic int
+}
+
+// ToRTS moves the QP from RTR to RTS.
+func (qp *QP) ToRTS(a RTSAttr) error {
+	const op = "ibv_modify_qp(RTS)"
+	if a.SQPSN >= 1<<24 || a.Timeout < 0 || a.Timeout > 31 || a.RetryCnt < 0 || a.RetryCnt > 7 ||
+		a.RNRRetry < 0 || a.RNRRetry > 7 || a.MaxRdAtomic < 0 || a.MaxRdAtomic > 255 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return err
+	}
+	defer qp.mu.Unlock()
+	rc := C.cverbs_to_rts(cqp, C.uint32_t(a.SQPSN), C.uint8_t(a.Timeout), C.uint8_t(a.RetryCnt),
+		C.uint8_t(a.RNRRetry), C.uint8_t(a.MaxRdAtomic))
+	return opErr(op, int(rc))
+}
+
+// ToError moves the QP to ERR: outstanding and later WRs complete with
+// WCWRFlushErr.
+func (qp *QP) ToError() error { return qp.toState("ibv_modify_qp(ERR)", QPErr) }
+
+// ToReset moves the QP to RESET, discarding all WRs and completions state,
+// so it can be brought up again with ToInit.
+func (qp *QP) ToReset() error { return qp.toState("ibv_modify_qp(RESET)", QPReset) }
+
+func (qp *QP) toState(op string, s QPState) error {
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return err
+	}
+	defer qp.mu.Unlock()
+	return opErr(op, int(C.cverbs_modify_state(cqp, C.int(s))))
+}
