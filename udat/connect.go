@@ -1,0 +1,463 @@
+package udat
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// Connection management follows the C reference's cma provider, so that C
+// uDAPL programs and this package connect to each other:
+//
+//   - a connection qualifier up to 0xffff is the rdma_cm port; a larger one
+//     maps to (conn_qual % 32001) + 33534;
+//   - connect sends responder_resources = MaxRDMAReadIn, initiator_depth =
+//     MaxRDMAReadOut, flow control on, retry and RNR retry counts 7;
+//   - private data goes on the wire unchanged (connect <= 56 bytes, accept <=
+//     160 bytes); a reject carries the 4-byte header 02 00 02 00 before the
+//     Consumer's private data, and the active side strips it;
+//   - when the peer disconnects, the EP disconnects too.
+//
+// The EP's QP exists from EP creation on and is driven by rdma_cm as an
+// external QP (cverbs CMID.ModifyQP).
+
+const (
+	maxConnectPrivateData = 56
+	maxAcceptPrivateData  = 160
+	maxRejectPrivateData  = 144
+	cmRetryCount          = 7
+	cmResolveTimeout      = 2 * time.Second
+	ibRejConsumerDefined  = 28 // IB_CM_REJ_CONSUMER_DEFINED
+)
+
+var rejectHeader = []byte{0x02, 0x00, 0x02, 0x00}
+
+// ConnQualPort returns the rdma_cm port a connection qualifier maps to.
+func ConnQualPort(connQual ConnQual) uint16 {
+	if connQual <= 0xffff {
+		return uint16(connQual)
+	}
+	return uint16(connQual%32001 + 33534)
+}
+
+// registerCM records which object a connection manager id serves.
+func (ia *IA) registerCM(id *cverbs.CMID, owner any) {
+	ia.mu.Lock()
+	if ia.cmOwners == nil {
+		ia.cmOwners = map[*cverbs.CMID]any{}
+	}
+	ia.cmOwners[id] = owner
+	ia.mu.Unlock()
+}
+
+func (ia *IA) unregisterCM(id *cverbs.CMID) {
+	ia.mu.Lock()
+	delete(ia.cmOwners, id)
+	ia.mu.Unlock()
+}
+
+func (ia *IA) cmOwner(id *cverbs.CMID) any {
+	if id == nil {
+		return nil
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	return ia.cmOwners[id]
+}
+
+// cmLoop receives rdma_cm events and hands them to their EP, CR or service
+// point.
+func (ia *IA) cmLoop(ctx context.Context) {
+	defer ia.loops.Done()
+	for {
+		ev, err := ia.ech.GetEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		ia.dispatchCM(ev)
+	}
+}
+
+func (ia *IA) dispatchCM(ev cverbs.CMEvent) {
+	if ev.Type == cverbs.CMEventConnectRequest {
+		switch sp := ia.cmOwner(ev.ListenID).(type) {
+		case *PSP:
+			sp.request(ev)
+		case *RSP:
+			sp.request(ev)
+		default:
+			if ev.ID != nil {
+				ev.ID.Reject(nil)
+				ev.ID.Close()
+			}
+		}
+		return
+	}
+	switch o := ia.cmOwner(ev.ID).(type) {
+	case *EP:
+		o.cmEvent(ev)
+	case *CR:
+		o.cmEvent(ev)
+	}
+}
+
+// Connect requests a connection to the service point connQual of the IA at
+// remote (dat_ep_connect). It returns once the request is under way; the
+// outcome arrives on the EP's connect EVD: EventConnectionEstablished (with
+// the peer's private data), EventConnectionPeerRejected (with the private
+// data the peer rejected with), EventConnectionNonPeerRejected,
+// EventConnectionUnreachable or EventConnectionTimedOut after timeout
+// microseconds (TimeoutInfinite: no limit). The EP must be UNCONNECTED.
+func (ep *EP) Connect(remote netip.Addr, connQual ConnQual, timeout Timeout, privateData []byte, qos QoS, flags ConnectFlags) error {
+	const op = "dat_ep_connect"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	if !remote.IsValid() || remote.IsUnspecified() {
+		return newError(op, InvalidAddress|InvalidAddressMalformed)
+	}
+	return ep.connect(op, netip.AddrPortFrom(remote.Unmap(), ConnQualPort(connQual)), connQual, timeout, privateData, qos, flags)
+}
+
+func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout Timeout, privateData []byte, qos QoS, flags ConnectFlags) error {
+	if len(privateData) > maxConnectPrivateData {
+		return newError(op, InvalidParameter|InvalidArg5)
+	}
+	if flags&^3 != 0 {
+		return newError(op, InvalidParameter|InvalidArg8)
+	}
+	if qos&^0x0f != 0 {
+		return newError(op, InvalidParameter|InvalidArg7)
+	}
+	if ep.connEVD == nil {
+		return newError(op, InvalidState|InvalidStateEPEVDConnect)
+	}
+	ia := ep.ia
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if s := ep.getState(); s != EPStateUnconnected {
+		return newError(op, InvalidState|stateSubtype(s))
+	}
+	id, err := ia.ech.CreateID()
+	if err != nil {
+		return verbsErr(op, err, InsufficientResources)
+	}
+	ia.registerCM(id, ep)
+	ep.cmid = id
+	ep.remote = dst
+	ep.remoteQual = connQual
+	ep.connPD = bytes.Clone(privateData)
+	ep.terminated = false
+	ep.setState(EPStateActiveConnectionPending)
+	rt := cmResolveTimeout
+	if timeout != TimeoutInfinite {
+		d := time.Duration(timeout) * time.Microsecond
+		rt = min(rt, max(d, time.Millisecond))
+		ep.timer = time.AfterFunc(d, func() { ep.connectTimedOut(id) })
+	}
+	var src netip.AddrPort
+	if ia.addr.IsValid() {
+		src = netip.AddrPortFrom(ia.addr, 0)
+	}
+	if err := id.ResolveAddr(src, dst, rt); err != nil {
+		ep.cmid = nil
+		if ep.timer != nil {
+			ep.timer.Stop()
+			ep.timer = nil
+		}
+		ep.setState(EPStateUnconnected)
+		ia.unregisterCM(id)
+		id.Close()
+		return verbsErr(op, err, InvalidAddress|InvalidAddressUnreachable)
+	}
+	return nil
+}
+
+// DupConnect connects ep to the same remote service point as dupEP is
+// connected to (dat_ep_dup_connect): the remote IA address and connection
+// qualifier of dupEP. dupEP must be CONNECTED.
+func (ep *EP) DupConnect(dupEP *EP, timeout Timeout, privateData []byte, qos QoS) error {
+	const op = "dat_ep_dup_connect"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	if dupEP == nil || dupEP.dead() {
+		return newError(op, InvalidHandle|InvalidHandleEP)
+	}
+	dupEP.mu.Lock()
+	s := dupEP.getState()
+	remote, qual := dupEP.remote, dupEP.remoteQual
+	dupEP.mu.Unlock()
+	if s != EPStateConnected {
+		return newError(op, InvalidState|stateSubtype(s))
+	}
+	return ep.connect(op, netip.AddrPortFrom(remote.Addr(), ConnQualPort(qual)), qual, timeout, privateData, qos, 0)
+}
+
+// connectTimedOut ends a connection attempt that took longer than the
+// Consumer's timeout.
+func (ep *EP) connectTimedOut(id *cverbs.CMID) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.cmid != id || ep.getState() != EPStateActiveConnectionPending {
+		return
+	}
+	ep.timer = nil
+	ep.failLocked(EventConnectionTimedOut, nil)
+}
+
+// failLocked ends a connection attempt or a connection: the EP becomes
+// DISCONNECTED, its QP flushes, and the event is posted once. Caller holds
+// ep.mu.
+func (ep *EP) failLocked(num EventNumber, pd []byte) {
+	ep.setState(EPStateDisconnected)
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	ep.qp.ToError()
+	if !ep.terminated {
+		ep.terminated = true
+		ep.connEVD.pushInternal(Event{Number: num, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
+	}
+}
+
+// establishedLocked completes a connection. Caller holds ep.mu.
+func (ep *EP) establishedLocked(pd []byte) {
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	s := ep.getState()
+	if !ep.state.CompareAndSwap(uint32(s), uint32(EPStateConnected)) {
+		return
+	}
+	ep.connEVD.pushInternal(Event{Number: EventConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
+}
+
+// cmEvent handles an rdma_cm event for the EP's connection.
+func (ep *EP) cmEvent(ev cverbs.CMEvent) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	id := ep.cmid
+	if id == nil || ev.ID != id {
+		return
+	}
+	s := ep.getState()
+	active := s == EPStateActiveConnectionPending
+	switch ev.Type {
+	case cverbs.CMEventAddrResolved:
+		if !active {
+			return
+		}
+		if err := id.ResolveRoute(cmResolveTimeout); err != nil {
+			ep.failLocked(EventConnectionUnreachable, nil)
+		}
+	case cverbs.CMEventRouteResolved:
+		if !active {
+			return
+		}
+		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
+		err := id.Connect(cverbs.ConnParam{
+			PrivateData:        ep.connPD,
+			ResponderResources: uint8(ep.attr.MaxRDMAReadIn),
+			InitiatorDepth:     uint8(ep.attr.MaxRDMAReadOut),
+			RetryCount:         cmRetryCount,
+			RNRRetryCount:      cmRetryCount,
+			FlowControl:        true,
+			QPNum:              ep.qpn,
+		})
+		if err != nil {
+			ep.failLocked(EventConnectionUnreachable, nil)
+		}
+	case cverbs.CMEventConnectResponse:
+		if !active {
+			return
+		}
+		if err := id.ModifyQP(ep.qp, cverbs.QPRTR); err != nil {
+			id.Reject(nil)
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
+		if err := id.ModifyQP(ep.qp, cverbs.QPRTS); err != nil {
+			id.Reject(nil)
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
+		if err := id.Establish(); err != nil {
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
+		ep.establishedLocked(ev.PrivateData)
+	case cverbs.CMEventEstablished:
+		switch s {
+		case EPStateActiveConnectionPending:
+			ep.establishedLocked(ev.PrivateData)
+		case EPStateCompletionPending:
+			// The passive side's ESTABLISHED carries no private data.
+			ep.establishedLocked(nil)
+		}
+	case cverbs.CMEventRejected:
+		switch s {
+		case EPStateActiveConnectionPending:
+			if ev.Status == ibRejConsumerDefined {
+				pd := ev.PrivateData
+				if bytes.HasPrefix(pd, rejectHeader) {
+					pd = pd[len(rejectHeader):]
+				}
+				ep.failLocked(EventConnectionPeerRejected, pd)
+			} else {
+				ep.failLocked(EventConnectionNonPeerRejected, nil)
+			}
+		case EPStateCompletionPending:
+			ep.failLocked(EventConnectionAcceptCompletionError, nil)
+		}
+	case cverbs.CMEventAddrError, cverbs.CMEventRouteError, cverbs.CMEventUnreachable, cverbs.CMEventConnectError:
+		switch s {
+		case EPStateActiveConnectionPending:
+			num := EventConnectionUnreachable
+			if ev.Status == -int(syscall.ETIMEDOUT) || ev.Status == int(syscall.ETIMEDOUT) {
+				num = EventConnectionTimedOut
+			}
+			ep.failLocked(num, nil)
+		case EPStateCompletionPending:
+			ep.failLocked(EventConnectionAcceptCompletionError, nil)
+		case EPStateConnected, EPStateDisconnectPending:
+			ep.failLocked(EventConnectionBroken, nil)
+		}
+	case cverbs.CMEventDisconnected:
+		switch s {
+		case EPStateConnected, EPStateCompletionPending:
+			// The peer disconnected: answer it.
+			ep.qp.ToError()
+			id.Disconnect()
+			ep.failLocked(EventConnectionDisconnected, nil)
+		case EPStateDisconnectPending:
+			ep.failLocked(EventConnectionDisconnected, nil)
+		case EPStateDisconnected:
+			// A broken connection already reported its end.
+		}
+	case cverbs.CMEventDeviceRemoval:
+		ep.failLocked(EventConnectionBroken, nil)
+	}
+}
+
+// Disconnect ends the EP's connection (dat_ep_disconnect). With
+// CloseGracefulFlag, DTOs in progress may complete; with CloseAbruptFlag they
+// are flushed at once. The EP is DISCONNECTED when EventConnectionDisconnected
+// arrives on its connect EVD. A connection attempt still pending is
+// abandoned the same way.
+func (ep *EP) Disconnect(flags CloseFlags) error {
+	const op = "dat_ep_disconnect"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	if flags != CloseAbruptFlag && flags != CloseGracefulFlag {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	s := ep.getState()
+	switch s {
+	case EPStateConnected, EPStateCompletionPending:
+		if !ep.state.CompareAndSwap(uint32(s), uint32(EPStateDisconnectPending)) {
+			return nil // broken meanwhile: already DISCONNECTED
+		}
+		if flags == CloseAbruptFlag {
+			ep.qp.ToError()
+		}
+		if err := ep.cmid.Disconnect(); err != nil {
+			ep.failLocked(EventConnectionDisconnected, nil)
+		}
+		return nil
+	case EPStateDisconnectPending:
+		if flags == CloseAbruptFlag {
+			ep.qp.ToError()
+		}
+		return nil
+	case EPStateActiveConnectionPending:
+		if ep.cmid != nil {
+			ep.cmid.Disconnect()
+		}
+		ep.failLocked(EventConnectionDisconnected, nil)
+		return nil
+	case EPStatePassiveConnectionPending:
+		cr := ep.cr
+		ep.cr = nil
+		if cr != nil {
+			go cr.Reject(nil)
+		}
+		ep.setState(EPStateReserved)
+		return nil
+	case EPStateDisconnected:
+		return nil
+	}
+	return newError(op, InvalidState|stateSubtype(s))
+}
+
+// Modify changes EP parameters (dat_ep_modify). Only the attributes that
+// need no new queue pair can change, and only while the EP is not
+// connected: MaxRDMAReadIn, MaxRDMAReadOut, MaxMessageSize, MaxRDMASize and
+// QoS. Other fields of mask give DAT_INVALID_PARAMETER.
+func (ep *EP) Modify(mask EPParamMask, p EPParam) error {
+	const op = "dat_ep_modify"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	if mask&^(EPFieldMaxRDMAReadIn|EPFieldMaxRDMAReadOut|EPFieldMaxMessageSize|EPFieldMaxRDMASize|EPFieldQoS) != 0 {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if s := ep.getState(); s != EPStateUnconnected && s != EPStateReserved && s != EPStatePassiveConnectionPending {
+		return newError(op, InvalidState|stateSubtype(s))
+	}
+	a := ep.attr
+	if mask&EPFieldMaxRDMAReadIn != 0 {
+		a.MaxRDMAReadIn = p.Attr.MaxRDMAReadIn
+	}
+	if mask&EPFieldMaxRDMAReadOut != 0 {
+		a.MaxRDMAReadOut = p.Attr.MaxRDMAReadOut
+	}
+	if mask&EPFieldMaxMessageSize != 0 {
+		a.MaxMessageSize = p.Attr.MaxMessageSize
+	}
+	if mask&EPFieldMaxRDMASize != 0 {
+		a.MaxRDMASize = p.Attr.MaxRDMASize
+	}
+	if mask&EPFieldQoS != 0 {
+		a.QoS = p.Attr.QoS
+	}
+	if err := ep.ia.checkEPAttr(op, &a, InvalidArg3); err != nil {
+		return err
+	}
+	ep.attr = a
+	return nil
+}
+
+// EPParamMask selects the fields of EPParam that Modify changes
+// (DAT_EP_PARAM_MASK values).
+type EPParamMask uint64
+
+const (
+	EPFieldMaxMessageSize EPParamMask = 0x00002000 // DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE
+	EPFieldMaxRDMASize    EPParamMask = 0x00004000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE
+	EPFieldQoS            EPParamMask = 0x00008000 // DAT_EP_FIELD_EP_ATTR_QOS
+	EPFieldMaxRDMAReadIn  EPParamMask = 0x00400000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN
+	EPFieldMaxRDMAReadOut EPParamMask = 0x00800000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT
+)

@@ -1,0 +1,276 @@
+package udat
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// Work request ids. Every work request the library posts carries a 64-bit
+// wr_id that names the ring slot holding the Consumer's cookie:
+//
+//	bits 63..40  owner: the id of the ring (changes when an EP is reset)
+//	bits 39..32  kind:  send queue, receive queue or SRQ
+//	bits 31..0   seq:   sequence number (FIFO rings) or slot index (SRQ)
+//
+// A completion whose owner does not match the ring it names is stale (it
+// belongs to an earlier incarnation of the queue) and is dropped.
+const (
+	wrKindSend = 1
+	wrKindRecv = 2
+	wrKindSRQ  = 3
+
+	ownerBits = 24
+	ownerMask = 1<<ownerBits - 1
+)
+
+var ownerSeq atomic.Uint32
+
+// newOwner returns a fresh ring owner id (never 0).
+func newOwner() uint32 {
+	for {
+		v := ownerSeq.Add(1) & ownerMask
+		if v != 0 {
+			return v
+		}
+	}
+}
+
+func makeWRID(owner uint32, kind uint8, seq uint32) uint64 {
+	return uint64(owner&ownerMask)<<40 | uint64(kind)<<32 | uint64(seq)
+}
+
+func splitWRID(id uint64) (owner uint32, kind uint8, seq uint32) {
+	return uint32(id>>40) & ownerMask, uint8(id >> 32), uint32(id)
+}
+
+// dtoSlot remembers one posted DTO until its completion is reported.
+type dtoSlot struct {
+	cookie   uint64
+	length   uint64 // bytes posted (reported for sends and RDMA writes)
+	op       DTOOp
+	signaled bool // the hardware will produce a completion for it
+	busy     bool // posted and not yet completed
+	done     bool // completed, waiting for older slots (FIFO rings)
+	nlmr     uint16
+	rmr      *RMR // for memory window binds
+}
+
+// fifoRing tracks the DTOs of a queue that completes in posting order: an EP's
+// send queue or its own receive queue (RC). Posting holds mu across the
+// ibv_post_* call, so slot order is the hardware queue order and a completion
+// for slot n proves that every earlier unsignalled slot has completed too.
+type fifoRing struct {
+	mu     sync.Mutex
+	slots  []dtoSlot
+	lmrs   []*LMR // maxIOV entries per slot: the LMRs a pending DTO uses
+	maxIOV int
+	head   uint32 // oldest slot not yet released
+	tail   uint32 // next slot to use
+	owner  uint32
+	kind   uint8
+
+	// Scratch space for building one work request; used under mu.
+	sge  []cverbs.SGE
+	swr  [1]cverbs.SendWR
+	rwr  [1]cverbs.RecvWR
+	lmrv []*LMR
+}
+
+func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
+	if size < 1 {
+		size = 1
+	}
+	if maxIOV < 1 {
+		maxIOV = 1
+	}
+	return &fifoRing{
+		slots:  make([]dtoSlot, size),
+		lmrs:   make([]*LMR, size*maxIOV),
+		maxIOV: maxIOV,
+		owner:  newOwner(),
+		kind:   kind,
+		sge:    make([]cverbs.SGE, 0, maxIOV),
+		lmrv:   make([]*LMR, 0, maxIOV),
+	}
+}
+
+// outstanding returns how many slots are in use. Caller holds mu.
+func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
+
+// full reports whether no slot is free. Caller holds mu.
+func (r *fifoRing) full() bool { return r.outstanding() >= len(r.slots) }
+
+// reserve takes the next slot and returns its sequence number. Caller holds
+// mu and has checked full().
+func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {
+	seq := r.tail
+	i := int(seq % uint32(len(r.slots)))
+	s := &r.slots[i]
+	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
+	copy(r.lmrs[i*r.maxIOV:], lmrs)
+	for _, l := range lmrs {
+		l.inflight.Add(1)
+	}
+	r.tail++
+	return seq
+}
+
+// unreserve gives back the newest slot after a failed post. Caller holds mu.
+func (r *fifoRing) unreserve() {
+	r.tail--
+	r.release(int(r.tail % uint32(len(r.slots))))
+}
+
+// release drops the LMR references of slot i and frees it.
+func (r *fifoRing) release(i int) {
+	s := &r.slots[i]
+	lm := r.lmrs[i*r.maxIOV : i*r.maxIOV+int(s.nlmr)]
+	for j, l := range lm {
+		l.inflight.Add(-1)
+		lm[j] = nil
+	}
+	*s = dtoSlot{}
+}
+
+// complete records the completion of slot seq. It returns the slot's data and
+// true if seq names a pending slot. Unsignalled slots older than seq are
+// completed silently (RC completes in order), and the ring's head moves past
+// every completed slot.
+func (r *fifoRing) complete(owner, seq uint32) (dtoSlot, bool) {
+	if owner != r.owner || seq-r.head >= r.tail-r.head {
+		return dtoSlot{}, false
+	}
+	n := uint32(len(r.slots))
+	s := &r.slots[seq%n]
+	if !s.busy || s.done {
+		return dtoSlot{}, false
+	}
+	out := *s
+	out.rmr = s.rmr
+	s.done = true
+	for q := r.head; q != seq; q++ {
+		o := &r.slots[q%n]
+		if o.busy && !o.signaled {
+			o.done = true
+		}
+	}
+	for r.head != r.tail && r.slots[r.head%n].done {
+		r.release(int(r.head % n))
+		r.head++
+	}
+	return out, true
+}
+
+// drain empties the ring (the queue was reset or destroyed) and returns the
+// slots that still expected a completion; unsignalled slots are taken as
+// completed successfully. A new owner id makes late completions stale.
+func (r *fifoRing) drain() []dtoSlot {
+	var left []dtoSlot
+	n := uint32(len(r.slots))
+	for ; r.head != r.tail; r.head++ {
+		s := &r.slots[r.head%n]
+		if s.busy && !s.done && s.signaled {
+			left = append(left, *s)
+		}
+		r.release(int(r.head % n))
+	}
+	r.owner = newOwner()
+	return left
+}
+
+// poolRing tracks the receives posted to an SRQ. They complete in any order
+// (each EP that uses the SRQ consumes buffers), so free slots are kept on a
+// stack rather than in posting order.
+type poolRing struct {
+	mu     sync.Mutex
+	slots  []dtoSlot
+	lmrs   []*LMR
+	maxIOV int
+	free   []uint32 // stack of free slot indexes
+	limit  int      // at most this many pending receives (dat_srq_resize)
+	owner  uint32
+	sge    []cverbs.SGE
+	rwr    [1]cverbs.RecvWR
+	lmrv   []*LMR
+}
+
+func newPoolRing(size, maxIOV int) *poolRing {
+	if size < 1 {
+		size = 1
+	}
+	if maxIOV < 1 {
+		maxIOV = 1
+	}
+	r := &poolRing{
+		slots:  make([]dtoSlot, size),
+		lmrs:   make([]*LMR, size*maxIOV),
+		maxIOV: maxIOV,
+		free:   make([]uint32, size),
+		limit:  size,
+		owner:  newOwner(),
+		sge:    make([]cverbs.SGE, 0, maxIOV),
+		lmrv:   make([]*LMR, 0, maxIOV),
+	}
+	for i := range r.free {
+		r.free[i] = uint32(size - 1 - i)
+	}
+	return r
+}
+
+func (r *poolRing) outstanding() int { return len(r.slots) - len(r.free) }
+
+func (r *poolRing) full() bool { return len(r.free) == 0 || r.outstanding() >= r.limit }
+
+func (r *poolRing) reserve(cookie, length uint64, lmrs []*LMR) uint32 {
+	i := r.free[len(r.free)-1]
+	r.free = r.free[:len(r.free)-1]
+	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs))}
+	copy(r.lmrs[int(i)*r.maxIOV:], lmrs)
+	for _, l := range lmrs {
+		l.inflight.Add(1)
+	}
+	return i
+}
+
+func (r *poolRing) release(i uint32) {
+	s := &r.slots[i]
+	lm := r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)]
+	for j, l := range lm {
+		l.inflight.Add(-1)
+		lm[j] = nil
+	}
+	*s = dtoSlot{}
+	r.free = append(r.free, i)
+}
+
+func (r *poolRing) complete(owner, i uint32) (dtoSlot, bool) {
+	if owner != r.owner || int(i) >= len(r.slots) || !r.slots[i].busy {
+		return dtoSlot{}, false
+	}
+	out := r.slots[i]
+	r.release(i)
+	return out, true
+}
+
+// resize sets the number of receives the ring accepts, keeping the pending
+// ones (dat_srq_resize). Slots are never taken away: a smaller size only
+// lowers the limit.
+func (r *poolRing) resize(size int) {
+	r.limit = size
+	if size <= len(r.slots) {
+		return
+	}
+	old := len(r.slots)
+	slots := make([]dtoSlot, size)
+	copy(slots, r.slots)
+	lmrs := make([]*LMR, size*r.maxIOV)
+	copy(lmrs, r.lmrs)
+	free := make([]uint32, len(r.free), size)
+	copy(free, r.free)
+	for i := size - 1; i >= old; i-- {
+		free = append(free, uint32(i))
+	}
+	r.slots, r.lmrs, r.free = slots, lmrs, free
+}

@@ -1,0 +1,215 @@
+package udat
+
+import (
+	"bytes"
+	"net/netip"
+	"sync"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// CR is a Connection Request that arrived at a PSP or RSP. It lives until it
+// is accepted, rejected or handed off.
+type CR struct {
+	object
+	ia          *IA
+	psp         *PSP
+	rsp         *RSP
+	id          *cverbs.CMID
+	remote      netip.AddrPort
+	connQual    ConnQual
+	privateData []byte
+	respRes     uint8 // the peer's responder resources
+	initDepth   uint8 // the peer's initiator depth
+
+	mu      sync.Mutex
+	ep      *EP // the EP it was accepted with
+	localEP *EP // the RSP's EP
+	aborted bool
+}
+
+func (ia *IA) newCR(ev cverbs.CMEvent, connQual ConnQual) *CR {
+	cr := &CR{ia: ia, id: ev.ID, remote: ev.ID.PeerAddr(), connQual: connQual,
+		privateData: bytes.Clone(ev.PrivateData), respRes: ev.ResponderResources, initDepth: ev.InitiatorDepth}
+	ia.registerCM(ev.ID, cr)
+	if !addChild(ia, ia.crs, cr) {
+		ia.unregisterCM(ev.ID)
+		ev.ID.Reject(nil)
+		ev.ID.Close()
+		return nil
+	}
+	return cr
+}
+
+func (cr *CR) check(op string) error {
+	if cr == nil || cr.dead() {
+		return badHandle(op, HandleTypeCR)
+	}
+	return nil
+}
+
+// CRParam is what dat_cr_query returns.
+type CRParam struct {
+	RemoteAddr     netip.Addr
+	RemotePortQual PortQual
+	PrivateData    []byte
+	LocalEP        *EP // the RSP's EP, or nil for a PSP
+}
+
+// Query returns the request's parameters (dat_cr_query). PrivateData is the
+// requester's private data (zero-padded by the transport to its maximum
+// size).
+func (cr *CR) Query() (CRParam, error) {
+	if err := cr.check("dat_cr_query"); err != nil {
+		return CRParam{}, err
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	return CRParam{RemoteAddr: cr.remote.Addr(), RemotePortQual: PortQual(cr.remote.Port()),
+		PrivateData: cr.privateData, LocalEP: cr.localEP}, nil
+}
+
+// done invalidates the CR handle. Caller holds cr.mu.
+func (cr *CR) doneLocked() {
+	cr.freed.Store(true)
+	delChild(cr.ia, cr.ia.crs, cr)
+}
+
+// Accept accepts the request with ep (dat_cr_accept). For a request that
+// came to an RSP, ep may be nil (the RSP's EP is used) or must be that EP;
+// for a PSP, ep must be UNCONNECTED. privateData (at most 160 bytes) goes to
+// the requester in its EventConnectionEstablished. The EP is CONNECTED when
+// EventConnectionEstablished arrives on its connect EVD;
+// EventConnectionAcceptCompletionError reports a failure. The CR is
+// destroyed.
+func (cr *CR) Accept(ep *EP, privateData []byte) error {
+	const op = "dat_cr_accept"
+	if err := cr.check(op); err != nil {
+		return err
+	}
+	if len(privateData) > maxAcceptPrivateData {
+		return newError(op, InvalidParameter|InvalidArg4)
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.dead() {
+		return badHandle(op, HandleTypeCR)
+	}
+	if ep == nil {
+		ep = cr.localEP
+	}
+	if ep == nil || ep.dead() || ep.ia != cr.ia || (cr.localEP != nil && ep != cr.localEP) {
+		return badHandle(op, HandleTypeEP)
+	}
+	if ep.connEVD == nil {
+		return newError(op, InvalidState|InvalidStateEPEVDConnect)
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	s := ep.getState()
+	want := EPStateUnconnected
+	if cr.localEP != nil {
+		want = EPStatePassiveConnectionPending
+	}
+	if s != want {
+		return newError(op, InvalidState|stateSubtype(s))
+	}
+	id := cr.id
+	ep.cmid = id
+	ep.remote = cr.remote
+	ep.remoteQual = ConnQual(cr.remote.Port())
+	ep.localQual = cr.connQual
+	ep.terminated = false
+	ep.cr = nil
+	ep.setState(EPStateCompletionPending)
+	cr.ep = ep
+	cr.doneLocked()
+	fail := func(err error) error {
+		id.Reject(nil)
+		ep.failLocked(EventConnectionAcceptCompletionError, nil)
+		return verbsErr(op, err, InternalError)
+	}
+	for _, st := range []cverbs.QPState{cverbs.QPInit, cverbs.QPRTR, cverbs.QPRTS} {
+		if err := id.ModifyQP(ep.qp, st); err != nil {
+			return fail(err)
+		}
+	}
+	err := id.Accept(cverbs.ConnParam{
+		PrivateData:        privateData,
+		ResponderResources: uint8(min(ep.attr.MaxRDMAReadIn, int(cr.initDepth))),
+		InitiatorDepth:     uint8(min(ep.attr.MaxRDMAReadOut, int(cr.respRes))),
+		RetryCount:         cmRetryCount,
+		RNRRetryCount:      cmRetryCount,
+		FlowControl:        true,
+		QPNum:              ep.qpn,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Reject refuses the request (dat_cr_reject, DAT 2.0 form with private
+// data). The requester gets EventConnectionPeerRejected with privateData (at
+// most 144 bytes). The CR is destroyed.
+func (cr *CR) Reject(privateData []byte) error {
+	const op = "dat_cr_reject"
+	if err := cr.check(op); err != nil {
+		return err
+	}
+	if len(privateData) > maxRejectPrivateData {
+		return newError(op, InvalidParameter|InvalidArg3)
+	}
+	cr.mu.Lock()
+	if cr.dead() {
+		cr.mu.Unlock()
+		return badHandle(op, HandleTypeCR)
+	}
+	cr.doneLocked()
+	lep := cr.localEP
+	cr.mu.Unlock()
+	pd := append(append(make([]byte, 0, len(rejectHeader)+len(privateData)), rejectHeader...), privateData...)
+	err := cr.id.Reject(pd)
+	cr.ia.unregisterCM(cr.id)
+	cr.id.Close()
+	if lep != nil {
+		lep.mu.Lock()
+		if lep.getState() == EPStatePassiveConnectionPending {
+			lep.cr = nil
+			lep.setState(EPStateReserved)
+		}
+		lep.mu.Unlock()
+	}
+	if err != nil && !cr.aborted {
+		return verbsErr(op, err, InternalError)
+	}
+	return nil
+}
+
+// Handoff would pass the request to another service point (dat_cr_handoff).
+// rdma_cm cannot move a request between listeners, so it fails with
+// DAT_NOT_IMPLEMENTED, as in the C reference; the CR stays valid.
+func (cr *CR) Handoff(connQual ConnQual) error {
+	const op = "dat_cr_handoff"
+	if err := cr.check(op); err != nil {
+		return err
+	}
+	return newError(op, NotImplemented)
+}
+
+// cmEvent handles an rdma_cm event for the request's id: once accepted, the
+// EP handles them; before, a request the peer gave up is marked aborted.
+func (cr *CR) cmEvent(ev cverbs.CMEvent) {
+	cr.mu.Lock()
+	ep := cr.ep
+	if ep == nil {
+		switch ev.Type {
+		case cverbs.CMEventDisconnected, cverbs.CMEventConnectError, cverbs.CMEventUnreachable, cverbs.CMEventRejected:
+			cr.aborted = true
+		}
+	}
+	cr.mu.Unlock()
+	if ep != nil {
+		ep.cmEvent(ev)
+	}
+}

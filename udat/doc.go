@@ -1,0 +1,115 @@
+// Package udat is a uDAPL (DAT 1.2 API, DAT 2.0 numeric values) for Go,
+// built on rdma-core through package cverbs.
+//
+// A C uDAPL programmer finds every DAT call under an obvious Go name: the
+// handle becomes the receiver, OUT parameters become results, and
+// DAT_RETURN becomes an error of type *Error that carries the DAT_RETURN
+// code (errors.Is(err, ErrInvalidHandle) matches by type, errors.As gives the
+// full code). Constants have the C numeric values. Handles are Go pointers; a
+// nil or freed handle gives DAT_INVALID_HANDLE with the object's subtype, and
+// no bad argument makes a call panic.
+//
+// # Concurrency
+//
+// Unlike the C reference, the library is thread safe: any call may be made
+// from any goroutine. In particular, PostSend, PostRecv, PostRDMARead,
+// PostRDMAWrite and SRQ.PostRecv may be called from many goroutines at once
+// on one EP or SRQ; each queue has its own short lock and posting allocates
+// nothing. Only one goroutine at a time may Wait on an EVD (as in DAT).
+//
+// # Data transfer
+//
+// Posting checks what the man pages promise at post time and the C
+// reference leaves to the hardware: segments inside their LMR, LMR and EP in
+// the same PZ, the local read or write privilege, enough room for an RDMA
+// read, the number of segments, the completion flags. Nothing is posted when
+// a check fails. Every posted DTO produces exactly one completion event,
+// except a successful one posted with CompletionSuppress or
+// CompletionUnsignalled, which produces none. Sends and RDMA are valid on a
+// CONNECTED or DISCONNECTED EP, receives in every state; on a DISCONNECTED
+// EP a DTO completes at once as flushed. Any completion error other than a
+// flush breaks the connection: the EP becomes DISCONNECTED and
+// EventConnectionBroken arrives on its connect EVD.
+//
+// The I/O vector may be reused as soon as a post returns; the memory it names
+// may not until the DTO completes. Memory comes from AllocLMR (page-aligned,
+// outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
+// exists). EVD.Dequeue and the completion path allocate nothing.
+//
+// # Connections
+//
+// Connections use rdma_cm exactly like the cma provider of the C reference
+// (OFA DAPL), so a Go program and a C uDAPL program connect to each other: see
+// ConnQualPort and the notes in connect.go.
+//
+// # The DAT calls and their Go forms
+//
+//	dat_ia_open                    OpenIA(name, asyncEVDQLen)
+//	dat_ia_query                   (*IA).Query
+//	dat_ia_close                   (*IA).Close(flags)
+//	dat_registry_list_providers    Providers()
+//	dat_strerror                   Strerror(code), (*Error).Error
+//	dat_get_handle_type            GetHandleType(h), h.HandleType()
+//	dat_set_consumer_context       SetConsumerContext(h, v), h.SetConsumerContext(v)
+//	dat_get_consumer_context       GetConsumerContext(h), h.ConsumerContext()
+//	dat_pz_create                  (*IA).CreatePZ
+//	dat_pz_query                   (*PZ).Query
+//	dat_pz_free                    (*PZ).Free
+//	dat_lmr_create                 (*IA).CreateLMR(pz, buf, priv, vaType), (*IA).AllocLMR(pz, n, priv)
+//	dat_lmr_query                  (*LMR).Query
+//	dat_lmr_free                   (*LMR).Free
+//	dat_lmr_sync_rdma_read         (*IA).SyncRDMARead
+//	dat_lmr_sync_rdma_write        (*IA).SyncRDMAWrite
+//	dat_rmr_create                 (*PZ).CreateRMR
+//	dat_rmr_bind                   (*RMR).Bind
+//	dat_rmr_query                  (*RMR).Query
+//	dat_rmr_free                   (*RMR).Free
+//	dat_evd_create                 (*IA).CreateEVD(qlen, flags)
+//	dat_evd_wait                   (*EVD).Wait(timeout, threshold), (*EVD).WaitContext(ctx, threshold)
+//	dat_evd_dequeue                (*EVD).Dequeue
+//	dat_evd_post_se                (*EVD).PostSE
+//	dat_evd_resize                 (*EVD).Resize
+//	dat_evd_query                  (*EVD).Query
+//	dat_evd_enable                 (*EVD).Enable
+//	dat_evd_disable                (*EVD).Disable
+//	dat_evd_set_unwaitable         (*EVD).SetUnwaitable
+//	dat_evd_clear_unwaitable       (*EVD).ClearUnwaitable
+//	dat_evd_free                   (*EVD).Free
+//	dat_ep_create                  (*IA).CreateEP(pz, recvEVD, requestEVD, connectEVD, attr)
+//	dat_ep_create_with_srq         (*IA).CreateEPWithSRQ(pz, recvEVD, requestEVD, connectEVD, srq, attr)
+//	dat_ep_query                   (*EP).Query
+//	dat_ep_modify                  (*EP).Modify
+//	dat_ep_connect                 (*EP).Connect(addr, connQual, timeout, privateData, qos, flags)
+//	dat_ep_dup_connect             (*EP).DupConnect
+//	dat_ep_disconnect              (*EP).Disconnect(flags)
+//	dat_ep_post_send               (*EP).PostSend(iov, cookie, flags)
+//	dat_ep_post_recv               (*EP).PostRecv(iov, cookie, flags)
+//	dat_ep_post_rdma_read          (*EP).PostRDMARead(iov, cookie, remote, flags)
+//	dat_ep_post_rdma_write         (*EP).PostRDMAWrite(iov, cookie, remote, flags)
+//	dat_ep_get_status              (*EP).GetStatus
+//	dat_ep_reset                   (*EP).Reset
+//	dat_ep_free                    (*EP).Free
+//	dat_ep_recv_query              (*EP).RecvQuery
+//	dat_ep_set_watermark           (*EP).SetWatermark
+//	dat_psp_create                 (*IA).CreatePSP(connQual, evd, flags)
+//	dat_psp_create_any             (*IA).CreatePSPAny(evd, flags)
+//	dat_psp_query                  (*PSP).Query
+//	dat_psp_free                   (*PSP).Free
+//	dat_rsp_create                 (*IA).CreateRSP(connQual, ep, evd)
+//	dat_rsp_query                  (*RSP).Query
+//	dat_rsp_free                   (*RSP).Free
+//	dat_cr_query                   (*CR).Query
+//	dat_cr_accept                  (*CR).Accept(ep, privateData)
+//	dat_cr_reject                  (*CR).Reject(privateData)
+//	dat_cr_handoff                 (*CR).Handoff (DAT_NOT_IMPLEMENTED, as in the C reference)
+//	dat_srq_create                 (*IA).CreateSRQ(pz, attr)
+//	dat_srq_post_recv              (*SRQ).PostRecv(iov, cookie)
+//	dat_srq_query                  (*SRQ).Query
+//	dat_srq_resize                 (*SRQ).Resize
+//	dat_srq_set_lw                 (*SRQ).SetLW
+//	dat_srq_free                   (*SRQ).Free
+//
+// Not provided: CNOs (dat_cno_*, dat_evd_modify_cno; Go code waits with
+// WaitContext and select instead), shared memory LMRs, dat_csp_*,
+// dat_ep_common_connect and the IB extensions.
+package udat

@@ -1,0 +1,594 @@
+package udat
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// EPAttr holds the attributes of an Endpoint (DAT_EP_ATTR). Counts of zero
+// take the defaults of DefaultEPAttr.
+type EPAttr struct {
+	ServiceType    ServiceType // ServiceTypeRC only
+	MaxMessageSize uint32
+	MaxRDMASize    uint32
+	QoS            QoS
+	// RecvCompletionFlags configures how receive completions notify:
+	// CompletionDefault, CompletionSolicitedWait (a waiter on the receive
+	// EVD wakes only for receives of solicited sends), CompletionEVDThreshold
+	// or CompletionUnsignalled (allows PostRecv with CompletionUnsignalled).
+	RecvCompletionFlags CompletionFlags
+	// RequestCompletionFlags is CompletionDefault or CompletionUnsignalled;
+	// the latter allows CompletionUnsignalled on sends and RDMA.
+	RequestCompletionFlags CompletionFlags
+	MaxRecvDTOs            int
+	MaxRequestDTOs         int
+	MaxRecvIOV             int
+	MaxRequestIOV          int
+	MaxRDMAReadIn          int
+	MaxRDMAReadOut         int
+	SRQSoftHW              int
+	MaxRDMAReadIOV         int
+	MaxRDMAWriteIOV        int
+}
+
+// DefaultEPAttr returns the attributes an EP gets when CreateEP is given nil.
+func DefaultEPAttr() EPAttr {
+	return EPAttr{
+		MaxMessageSize:  1 << 30,
+		MaxRDMASize:     1 << 30,
+		MaxRecvDTOs:     64,
+		MaxRequestDTOs:  64,
+		MaxRecvIOV:      4,
+		MaxRequestIOV:   4,
+		MaxRDMAReadIn:   4,
+		MaxRDMAReadOut:  4,
+		MaxRDMAReadIOV:  4,
+		MaxRDMAWriteIOV: 4,
+	}
+}
+
+// EP is an Endpoint: a reliable connected queue pair with its EVDs.
+type EP struct {
+	object
+	ia      *IA
+	pz      *PZ
+	recvEVD *EVD
+	reqEVD  *EVD
+	connEVD *EVD
+	srq     *SRQ
+	attr    EPAttr
+	qp      *cverbs.QP
+	qpn     uint32
+	sq      *fifoRing
+	rq      *fifoRing
+	state   atomic.Uint32 // EPState
+
+	mu         sync.Mutex // connection state below
+	cmid       *cverbs.CMID
+	remote     netip.AddrPort
+	remoteQual ConnQual
+	localQual  ConnQual
+	connPD     []byte
+	timer      *time.Timer
+	terminated bool // the connection's final event has been posted
+	rsp        *RSP
+	cr         *CR
+	softHW     int
+	hardHW     int
+}
+
+// State returns the EP's current state.
+func (ep *EP) getState() EPState { return EPState(ep.state.Load()) }
+
+func (ep *EP) setState(s EPState) { ep.state.Store(uint32(s)) }
+
+func (ep *EP) check(op string) error {
+	if ep == nil || ep.dead() {
+		return badHandle(op, HandleTypeEP)
+	}
+	return nil
+}
+
+// CreateEP creates an Endpoint (dat_ep_create). recvEVD and requestEVD must
+// be DTO EVDs (nil: the EP cannot receive, or cannot send); connectEVD must be
+// a connection EVD (nil: the EP cannot connect). attr nil means
+// DefaultEPAttr. The EP starts UNCONNECTED, with its queue pair already able
+// to take receives.
+func (ia *IA) CreateEP(pz *PZ, recvEVD, requestEVD, connectEVD *EVD, attr *EPAttr) (*EP, error) {
+	return ia.createEP("dat_ep_create", pz, recvEVD, requestEVD, connectEVD, nil, attr)
+}
+
+// CreateEPWithSRQ creates an Endpoint whose receives come from srq
+// (dat_ep_create_with_srq). PostRecv is refused on such an EP.
+func (ia *IA) CreateEPWithSRQ(pz *PZ, recvEVD, requestEVD, connectEVD *EVD, srq *SRQ, attr *EPAttr) (*EP, error) {
+	const op = "dat_ep_create_with_srq"
+	if err := srq.check(op); err != nil {
+		return nil, err
+	}
+	return ia.createEP(op, pz, recvEVD, requestEVD, connectEVD, srq, attr)
+}
+
+func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SRQ, attrp *EPAttr) (*EP, error) {
+	if err := ia.check(op); err != nil {
+		return nil, err
+	}
+	if err := pz.check(op); err != nil {
+		return nil, err
+	}
+	if pz.ia != ia {
+		return nil, badHandle(op, HandleTypePZ)
+	}
+	if recvEVD != nil {
+		if err := recvEVD.checkRole(op, ia, EVDDTOFlag, InvalidHandleEVDRecv); err != nil {
+			return nil, err
+		}
+	}
+	if reqEVD != nil {
+		if err := reqEVD.checkRole(op, ia, EVDDTOFlag, InvalidHandleEVDRequest); err != nil {
+			return nil, err
+		}
+	}
+	if connEVD != nil {
+		if err := connEVD.checkRole(op, ia, EVDConnectionFlag, InvalidHandleEVDConn); err != nil {
+			return nil, err
+		}
+	}
+	attrArg := InvalidArg6
+	if srq != nil {
+		attrArg = InvalidArg7
+		if srq.ia != ia {
+			return nil, badHandle(op, HandleTypeSRQ)
+		}
+		if srq.pz != pz {
+			return nil, newError(op, InvalidState|InvalidStateEPPZ)
+		}
+	}
+	attr := DefaultEPAttr()
+	if attrp != nil {
+		attr = fillEPAttr(*attrp)
+	}
+	if srq != nil {
+		attr.MaxRecvDTOs = 0
+		attr.MaxRecvIOV = srq.maxIOV
+	}
+	if err := ia.checkEPAttr(op, &attr, attrArg); err != nil {
+		return nil, err
+	}
+	ep := &EP{ia: ia, pz: pz, recvEVD: recvEVD, reqEVD: reqEVD, connEVD: connEVD, srq: srq, attr: attr,
+		softHW: -1, hardHW: -1}
+	if err := ep.makeQP(op); err != nil {
+		return nil, err
+	}
+	if !addChild(ia, ia.eps, ep) {
+		ep.qp.Close()
+		return nil, badHandle(op, HandleTypeIA)
+	}
+	ep.setState(EPStateUnconnected)
+	ia.epMu.Lock()
+	ia.epByQP[ep.qpn] = ep
+	ia.epMu.Unlock()
+	pz.ref(1)
+	for _, e := range []*EVD{recvEVD, reqEVD, connEVD} {
+		if e != nil {
+			e.ref(1)
+		}
+	}
+	if recvEVD != nil && attr.RecvCompletionFlags&CompletionSolicitedWait != 0 {
+		recvEVD.mu.Lock()
+		recvEVD.solicited++
+		recvEVD.mu.Unlock()
+	}
+	if srq != nil {
+		srq.ref(1)
+	}
+	return ep, nil
+}
+
+// fillEPAttr replaces zero counts by the defaults.
+func fillEPAttr(a EPAttr) EPAttr {
+	d := DefaultEPAttr()
+	if a.MaxMessageSize == 0 {
+		a.MaxMessageSize = d.MaxMessageSize
+	}
+	if a.MaxRDMASize == 0 {
+		a.MaxRDMASize = d.MaxRDMASize
+	}
+	if a.MaxRecvDTOs == 0 {
+		a.MaxRecvDTOs = d.MaxRecvDTOs
+	}
+	if a.MaxRequestDTOs == 0 {
+		a.MaxRequestDTOs = d.MaxRequestDTOs
+	}
+	if a.MaxRecvIOV == 0 {
+		a.MaxRecvIOV = d.MaxRecvIOV
+	}
+	if a.MaxRequestIOV == 0 {
+		a.MaxRequestIOV = d.MaxRequestIOV
+	}
+	if a.MaxRDMAReadIOV == 0 {
+		a.MaxRDMAReadIOV = a.MaxRequestIOV
+	}
+	if a.MaxRDMAWriteIOV == 0 {
+		a.MaxRDMAWriteIOV = a.MaxRequestIOV
+	}
+	return a
+}
+
+const (
+	validRecvEPFlags    = CompletionSolicitedWait | CompletionEVDThreshold | CompletionUnsignalled
+	validRequestEPFlags = CompletionUnsignalled | CompletionSuppress
+)
+
+func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
+	d := ia.devAttr
+	bad := a.ServiceType != ServiceTypeRC ||
+		a.MaxRecvDTOs < 0 || a.MaxRequestDTOs < 0 ||
+		a.MaxRecvIOV < 0 || a.MaxRequestIOV < 0 || a.MaxRDMAReadIOV < 0 || a.MaxRDMAWriteIOV < 0 ||
+		a.MaxRDMAReadIn < 0 || a.MaxRDMAReadOut < 0 || a.MaxRDMAReadIn > 255 || a.MaxRDMAReadOut > 255 ||
+		a.RecvCompletionFlags&^validRecvEPFlags != 0 ||
+		a.RequestCompletionFlags&^validRequestEPFlags != 0
+	if d.MaxQPWR > 0 && (a.MaxRecvDTOs > d.MaxQPWR || a.MaxRequestDTOs > d.MaxQPWR) {
+		bad = true
+	}
+	if d.MaxSGE > 0 && (a.MaxRecvIOV > d.MaxSGE || a.MaxRequestIOV > d.MaxSGE ||
+		a.MaxRDMAReadIOV > d.MaxSGE || a.MaxRDMAWriteIOV > d.MaxSGE) {
+		bad = true
+	}
+	if d.MaxQPRdAtom > 0 && a.MaxRDMAReadIn > d.MaxQPRdAtom {
+		bad = true
+	}
+	if d.MaxQPInitRdAtom > 0 && a.MaxRDMAReadOut > d.MaxQPInitRdAtom {
+		bad = true
+	}
+	if bad {
+		return newError(op, InvalidParameter|arg)
+	}
+	return nil
+}
+
+func (ep *EP) maxRequestIOV() int {
+	return max(ep.attr.MaxRequestIOV, ep.attr.MaxRDMAReadIOV, ep.attr.MaxRDMAWriteIOV, 1)
+}
+
+// qpAccess is the access a QP allows its peer before the connection manager
+// sets it.
+const qpAccess = cverbs.AccessLocalWrite | cverbs.AccessRemoteWrite | cverbs.AccessRemoteRead
+
+// makeQP creates the EP's queue pair and rings and moves the QP to INIT.
+func (ep *EP) makeQP(op string) error {
+	ia := ep.ia
+	var sendCQ, recvCQ *cverbs.CQ
+	var err error
+	if ep.reqEVD != nil {
+		sendCQ = ep.reqEVD.cq
+	} else if sendCQ, err = ia.getNullCQ(); err != nil {
+		return verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	}
+	if ep.recvEVD != nil {
+		recvCQ = ep.recvEVD.cq
+	} else if recvCQ, err = ia.getNullCQ(); err != nil {
+		return verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	}
+	init := cverbs.QPInitAttr{
+		SendCQ:     sendCQ,
+		RecvCQ:     recvCQ,
+		MaxSendWR:  max(ep.attr.MaxRequestDTOs, 1),
+		MaxRecvWR:  max(ep.attr.MaxRecvDTOs, 1),
+		MaxSendSGE: ep.maxRequestIOV(),
+		MaxRecvSGE: max(ep.attr.MaxRecvIOV, 1),
+	}
+	if ep.srq != nil {
+		init.SRQ = ep.srq.vsrq
+		init.MaxRecvWR = 0
+		init.MaxRecvSGE = 0
+	}
+	qp, err := ep.pz.pd.NewQP(init)
+	if err != nil {
+		return verbsErr(op, err, InsufficientResources|ResourceTEP)
+	}
+	if err := qp.ToInit(ia.port, qpAccess); err != nil {
+		qp.Close()
+		return verbsErr(op, err, InternalError)
+	}
+	ep.qp = qp
+	ep.qpn = qp.Num()
+	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend)
+	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv)
+	return nil
+}
+
+// EPParam is what dat_ep_query returns (DAT_EP_PARAM).
+type EPParam struct {
+	IA             *IA
+	State          EPState
+	LocalAddr      netip.Addr
+	LocalPortQual  PortQual
+	RemoteAddr     netip.Addr
+	RemotePortQual PortQual
+	PZ             *PZ
+	RecvEVD        *EVD
+	RequestEVD     *EVD
+	ConnectEVD     *EVD
+	SRQ            *SRQ
+	Attr           EPAttr
+}
+
+// Query returns the EP's parameters (dat_ep_query).
+func (ep *EP) Query() (EPParam, error) {
+	if err := ep.check("dat_ep_query"); err != nil {
+		return EPParam{}, err
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	p := EPParam{IA: ep.ia, State: ep.getState(), LocalAddr: ep.ia.addr, LocalPortQual: ep.localQual,
+		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.pz, RecvEVD: ep.recvEVD,
+		RequestEVD: ep.reqEVD, ConnectEVD: ep.connEVD, SRQ: ep.srq, Attr: ep.attr}
+	return p, nil
+}
+
+// GetStatus returns the EP's state and whether its receive and request
+// queues have no DTO in progress (dat_ep_get_status).
+func (ep *EP) GetStatus() (state EPState, recvIdle, requestIdle bool, err error) {
+	if err := ep.check("dat_ep_get_status"); err != nil {
+		return 0, false, false, err
+	}
+	ep.rq.mu.Lock()
+	recvIdle = ep.rq.pendingSignaled() == 0
+	ep.rq.mu.Unlock()
+	ep.sq.mu.Lock()
+	requestIdle = ep.sq.pendingSignaled() == 0
+	ep.sq.mu.Unlock()
+	return ep.getState(), recvIdle, requestIdle, nil
+}
+
+// pendingSignaled counts the slots still waiting for a completion. Caller
+// holds mu.
+func (r *fifoRing) pendingSignaled() int {
+	n := 0
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q%uint32(len(r.slots))]
+		if s.busy && !s.done && s.signaled {
+			n++
+		}
+	}
+	return n
+}
+
+// RecvQuery reports the receive buffers of the EP (dat_ep_recv_query):
+// nbufsAllocated is the number of receives posted and not completed, and
+// bufsAllocSpan their total length. For an EP that uses an SRQ the numbers
+// are not known and both are ValueUnknown.
+func (ep *EP) RecvQuery() (nbufsAllocated, bufsAllocSpan int, err error) {
+	if err := ep.check("dat_ep_recv_query"); err != nil {
+		return 0, 0, err
+	}
+	if ep.srq != nil {
+		return int(ValueUnknown), int(ValueUnknown), nil
+	}
+	ep.rq.mu.Lock()
+	defer ep.rq.mu.Unlock()
+	for q := ep.rq.head; q != ep.rq.tail; q++ {
+		s := &ep.rq.slots[q%uint32(len(ep.rq.slots))]
+		if s.busy && !s.done {
+			nbufsAllocated++
+			bufsAllocSpan += int(s.length)
+		}
+	}
+	return nbufsAllocated, bufsAllocSpan, nil
+}
+
+// SetWatermark sets the soft and hard high watermarks of receive buffers an
+// EP that uses an SRQ may hold (dat_ep_set_watermark). The verbs layer gives
+// no way to enforce them: values other than WatermarkInfinite fail with
+// DAT_MODEL_NOT_SUPPORTED.
+func (ep *EP) SetWatermark(softHighWatermark, hardHighWatermark int) error {
+	const op = "dat_ep_set_watermark"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	if ep.srq == nil {
+		return newError(op, InvalidParameter|InvalidArg1)
+	}
+	if softHighWatermark != int(WatermarkInfinite) || hardHighWatermark != int(WatermarkInfinite) {
+		return newError(op, ModelNotSupported)
+	}
+	ep.mu.Lock()
+	ep.softHW, ep.hardHW = softHighWatermark, hardHighWatermark
+	ep.mu.Unlock()
+	return nil
+}
+
+// markBroken handles an error completion or a fatal QP event on a connected
+// EP: it moves to DISCONNECTED at once, and the QP is moved to the error
+// state (flushing the rest) and a BROKEN event posted shortly after.
+func (ep *EP) markBroken() {
+	for {
+		s := ep.getState()
+		if s != EPStateConnected && s != EPStateDisconnectPending && s != EPStateCompletionPending {
+			return
+		}
+		if ep.state.CompareAndSwap(uint32(s), uint32(EPStateDisconnected)) {
+			break
+		}
+	}
+	go ep.breakConnection()
+}
+
+func (ep *EP) breakConnection() {
+	ep.qp.ToError()
+	ep.mu.Lock()
+	id := ep.cmid
+	post := !ep.terminated
+	ep.terminated = true
+	ep.mu.Unlock()
+	if id != nil {
+		id.Disconnect()
+	}
+	if post {
+		ep.connEVD.pushInternal(Event{Number: EventConnectionBroken, Conn: ConnectionEventData{EP: ep}})
+	}
+}
+
+// Reset returns a DISCONNECTED EP to UNCONNECTED so it can connect again
+// (dat_ep_reset). DTOs still outstanding are completed as flushed first.
+func (ep *EP) Reset() error {
+	const op = "dat_ep_reset"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	ep.mu.Lock()
+	s := ep.getState()
+	if s == EPStateUnconnected {
+		ep.mu.Unlock()
+		return nil
+	}
+	if s != EPStateDisconnected {
+		ep.mu.Unlock()
+		return newError(op, InvalidState|stateSubtype(s))
+	}
+	id := ep.cmid
+	ep.cmid = nil
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	ep.mu.Unlock()
+	if id != nil {
+		ep.ia.unregisterCM(id)
+		id.Close()
+	}
+	ep.qp.ToError()
+	ep.retire()
+	if err := ep.qp.ToReset(); err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	if err := ep.qp.ToInit(ep.ia.port, qpAccess); err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	ep.mu.Lock()
+	ep.terminated = false
+	ep.remote = netip.AddrPort{}
+	ep.remoteQual, ep.localQual = 0, 0
+	ep.setState(EPStateUnconnected)
+	ep.mu.Unlock()
+	return nil
+}
+
+// retire waits a little for the completions of outstanding DTOs (the QP is
+// in the error state, so they come back flushed), then reports those still
+// missing as flushed and empties the rings. Later completions of the old
+// work requests are recognised as stale and dropped.
+func (ep *EP) retire() {
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for {
+		ep.sq.mu.Lock()
+		ns := ep.sq.pendingSignaled()
+		ep.sq.mu.Unlock()
+		ep.rq.mu.Lock()
+		nr := ep.rq.pendingSignaled()
+		ep.rq.mu.Unlock()
+		if ns+nr == 0 || time.Now().After(deadline) {
+			break
+		}
+		for _, e := range []*EVD{ep.reqEVD, ep.recvEVD} {
+			if e != nil {
+				e.mu.Lock()
+				e.pollLocked()
+				e.mu.Unlock()
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ep.sq.mu.Lock()
+	ls := ep.sq.drain()
+	ep.sq.mu.Unlock()
+	ep.rq.mu.Lock()
+	lr := ep.rq.drain()
+	ep.rq.mu.Unlock()
+	for _, s := range ls {
+		ep.flushEvent(ep.reqEVD, s)
+	}
+	for _, s := range lr {
+		ep.flushEvent(ep.recvEVD, s)
+	}
+}
+
+func (ep *EP) flushEvent(e *EVD, s dtoSlot) {
+	if s.op == DTOBindMW {
+		e.pushInternal(Event{Number: EventRMRBindCompletion,
+			RMR: RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: DTOErrFlushed}})
+		return
+	}
+	e.pushInternal(Event{Number: EventDTOCompletion,
+		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOErrFlushed, Op: s.op}})
+}
+
+// Free destroys the EP (dat_ep_free). A connected EP is disconnected
+// abruptly first; DTOs still outstanding complete as flushed.
+func (ep *EP) Free() error {
+	const op = "dat_ep_free"
+	if err := ep.check(op); err != nil {
+		return err
+	}
+	return ep.free(false)
+}
+
+func (ep *EP) free(force bool) error {
+	const op = "dat_ep_free"
+	ep.mu.Lock()
+	if ep.freed.Load() {
+		ep.mu.Unlock()
+		return badHandle(op, HandleTypeEP)
+	}
+	id := ep.cmid
+	ep.cmid = nil
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	rsp := ep.rsp
+	ep.rsp = nil
+	ep.terminated = true
+	ep.setState(EPStateDisconnected)
+	ep.mu.Unlock()
+	if rsp != nil {
+		rsp.detach(ep)
+	}
+	ep.qp.ToError()
+	if id != nil {
+		id.Disconnect()
+		ep.ia.unregisterCM(id)
+		id.Close()
+	}
+	ep.retire()
+	ep.freed.Store(true)
+	ep.ia.epMu.Lock()
+	if ep.ia.epByQP[ep.qpn] == ep {
+		delete(ep.ia.epByQP, ep.qpn)
+	}
+	ep.ia.epMu.Unlock()
+	err := ep.qp.Close()
+	delChild(ep.ia, ep.ia.eps, ep)
+	ep.pz.ref(-1)
+	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD, ep.connEVD} {
+		if e != nil {
+			e.ref(-1)
+		}
+	}
+	if ep.recvEVD != nil && ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0 {
+		ep.recvEVD.mu.Lock()
+		ep.recvEVD.solicited--
+		ep.recvEVD.mu.Unlock()
+	}
+	if ep.srq != nil {
+		ep.srq.ref(-1)
+	}
+	if err != nil && !force {
+		return verbsErr(op, err, InternalError)
+	}
+	return nil
+}

@@ -1,0 +1,561 @@
+package udat
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// IA is an Interface Adapter: one opened RDMA device port, with its IP
+// address, its asynchronous event EVD and the connection manager channel
+// that serves every EP and service point created from it.
+type IA struct {
+	object
+
+	name   string // the name OpenIA was given
+	dev    string // RDMA device name
+	netdev string
+	port   uint8
+	addr   netip.Addr
+
+	vctx     *cverbs.Context
+	devAttr  cverbs.DeviceAttr
+	portAttr cverbs.PortAttr
+	ech      *cverbs.EventChannel
+	asyncEVD *EVD
+
+	cancel context.CancelFunc
+	loops  sync.WaitGroup
+
+	mu       sync.Mutex // children sets below, nullCQ
+	pzs      map[*PZ]struct{}
+	evds     map[*EVD]struct{}
+	eps      map[*EP]struct{}
+	psps     map[*PSP]struct{}
+	rsps     map[*RSP]struct{}
+	srqs     map[*SRQ]struct{}
+	crs      map[*CR]struct{}
+	nullCQ   *cverbs.CQ // receive/send CQ for EPs created without that EVD
+	closing  bool
+	lmrMu    sync.RWMutex
+	lmrByKey map[uint32]*LMR // lmr_context (lkey) -> LMR, for post-time checks
+	epMu     sync.RWMutex
+	epByQP   map[uint32]*EP // QP number -> EP, to route completions
+	srqByVer map[*cverbs.SRQ]*SRQ
+	srqByOwn map[uint32]*SRQ
+	cmOwners map[*cverbs.CMID]any // rdma_cm id -> *EP, *CR, *PSP or *RSP
+}
+
+// OpenIA opens an Interface Adapter (dat_ia_open). name is an RDMA device
+// ("rxe0"), the network interface of one ("d0"), or a provider name from the
+// dat.conf file (DAT_OVERRIDE names another file than /etc/dat.conf), whose
+// first IA parameter names the network interface or device. The IA creates
+// its asynchronous EVD with room for asyncEVDQLen events; AsyncEVD returns it.
+func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
+	const op = "dat_ia_open"
+	if name == "" {
+		return nil, newError(op, InvalidParameter|InvalidArg1)
+	}
+	if asyncEVDQLen < 0 {
+		return nil, newError(op, InvalidParameter|InvalidArg2)
+	}
+	if asyncEVDQLen == 0 {
+		asyncEVDQLen = 8
+	}
+	vctx, port, netdev, err := openDevice(op, name)
+	if err != nil {
+		return nil, err
+	}
+	ia := &IA{
+		name:     name,
+		dev:      vctx.Name(),
+		netdev:   netdev,
+		port:     port,
+		vctx:     vctx,
+		pzs:      map[*PZ]struct{}{},
+		evds:     map[*EVD]struct{}{},
+		eps:      map[*EP]struct{}{},
+		psps:     map[*PSP]struct{}{},
+		rsps:     map[*RSP]struct{}{},
+		srqs:     map[*SRQ]struct{}{},
+		crs:      map[*CR]struct{}{},
+		lmrByKey: map[uint32]*LMR{},
+		epByQP:   map[uint32]*EP{},
+		srqByVer: map[*cverbs.SRQ]*SRQ{},
+		srqByOwn: map[uint32]*SRQ{},
+	}
+	fail := func(e error) (*IA, error) {
+		ia.teardown()
+		return nil, e
+	}
+	if ia.devAttr, err = vctx.QueryDevice(); err != nil {
+		return fail(verbsErr(op, err, InternalError))
+	}
+	if ia.portAttr, err = vctx.QueryPort(port); err != nil {
+		return fail(verbsErr(op, err, InternalError))
+	}
+	if netdev != "" {
+		ia.addr = ipv4Of(netdev)
+	}
+	if ia.ech, err = cverbs.NewEventChannel(); err != nil {
+		return fail(verbsErr(op, err, InsufficientResources))
+	}
+	ia.asyncEVD, err = newEVD(ia, asyncEVDQLen, EVDAsyncFlag)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ia.cancel = cancel
+	ia.loops.Add(2)
+	go ia.cmLoop(ctx)
+	go ia.asyncLoop(ctx)
+	return ia, nil
+}
+
+// openDevice finds the device, port and network interface for name.
+func openDevice(op, name string) (*cverbs.Context, uint8, string, error) {
+	devs, err := cverbs.Devices()
+	if err != nil {
+		return nil, 0, "", verbsErr(op, err, ProviderNotFound)
+	}
+	isDev := func(n string) bool {
+		for _, d := range devs {
+			if d.Name == n {
+				return true
+			}
+		}
+		return false
+	}
+	target := name
+	if !isDev(target) {
+		if p, ok := findProvider(name); ok {
+			target = p
+		}
+	}
+	if isDev(target) {
+		c, err := cverbs.Open(target)
+		if err != nil {
+			return nil, 0, "", verbsErr(op, err, ProviderNotFound)
+		}
+		port := activePort(c)
+		nd, _ := c.NetDev(port)
+		return c, port, nd, nil
+	}
+	// A network interface: find the device port behind it.
+	if _, err := net.InterfaceByName(target); err != nil {
+		return nil, 0, "", newError(op, ProviderNotFound)
+	}
+	for _, d := range devs {
+		c, err := cverbs.Open(d.Name)
+		if err != nil {
+			continue
+		}
+		attr, err := c.QueryDevice()
+		if err == nil {
+			for p := 1; p <= attr.PhysPortCnt && p < 256; p++ {
+				if nd, err := c.NetDev(uint8(p)); err == nil && nd == target {
+					return c, uint8(p), nd, nil
+				}
+			}
+		}
+		c.Close()
+	}
+	return nil, 0, "", newError(op, ProviderNotFound)
+}
+
+// findProvider looks name up in dat.conf and returns its first IA parameter
+// (the netdev or device the provider entry is bound to).
+func findProvider(name string) (string, bool) {
+	// TODO(udat): look name up with Providers() once datconf.go lands.
+	_ = strings.TrimSpace
+	return "", false
+}
+
+func activePort(c *cverbs.Context) uint8 {
+	attr, err := c.QueryDevice()
+	if err != nil {
+		return 1
+	}
+	for p := 1; p <= attr.PhysPortCnt && p < 256; p++ {
+		if pa, err := c.QueryPort(uint8(p)); err == nil && pa.State == cverbs.PortActive {
+			return uint8(p)
+		}
+	}
+	return 1
+}
+
+func ipv4Of(netdev string) netip.Addr {
+	ifi, err := net.InterfaceByName(netdev)
+	if err != nil {
+		return netip.Addr{}
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return netip.Addr{}
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			if v4 := ipn.IP.To4(); v4 != nil {
+				ad, _ := netip.AddrFromSlice(v4)
+				return ad
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+func (ia *IA) check(op string) error {
+	if ia == nil || ia.dead() {
+		return badHandle(op, HandleTypeIA)
+	}
+	return nil
+}
+
+// Address returns the IP address of the IA (its ia_address_ptr).
+func (ia *IA) Address() netip.Addr {
+	if ia == nil {
+		return netip.Addr{}
+	}
+	return ia.addr
+}
+
+// AsyncEVD returns the IA's asynchronous event EVD.
+func (ia *IA) AsyncEVD() *EVD {
+	if ia == nil {
+		return nil
+	}
+	return ia.asyncEVD
+}
+
+// IAAttr describes an IA (the DAT_IA_ATTR fields that apply here).
+type IAAttr struct {
+	AdapterName          string
+	VendorName           string
+	HardwareVersionMajor uint32
+	FirmwareVersion      string
+	Address              netip.Addr
+	NetDev               string
+	Port                 uint8
+	MaxEPs               int
+	MaxDTOPerEP          int
+	MaxRDMAReadPerEPIn   int
+	MaxRDMAReadPerEPOut  int
+	MaxEVDs              int
+	MaxEVDQLen           int
+	MaxIOVSegmentsPerDTO int
+	MaxLMRs              int
+	MaxLMRBlockSize      uint64
+	MaxPZs               int
+	MaxMessageSize       uint32
+	MaxRDMASize          uint32
+	MaxRMRs              int
+	MaxSRQs              int
+	MaxEPPerSRQ          int
+	MaxRecvPerSRQ        int
+	MaxRDMAReadIn        int
+	MaxRDMAReadOut       int
+}
+
+// ProviderAttr describes the library as a DAT provider (DAT_PROVIDER_ATTR).
+type ProviderAttr struct {
+	ProviderName             string
+	ProviderVersionMajor     uint32
+	ProviderVersionMinor     uint32
+	DAPLVersionMajor         uint32
+	DAPLVersionMinor         uint32
+	CompletionFlags          CompletionFlags
+	IsThreadSafe             bool
+	MaxPrivateDataSize       int // connect private data
+	MaxAcceptPrivateSize     int
+	SupportsMultipath        bool
+	OptimalBufferAlignment   int
+	SRQSupported             bool
+	SRQWatermarksSupported   bool
+	SRQEPPZDifferenceAllowed bool
+	LMRSyncRequired          bool
+}
+
+// Query returns the IA's attributes and the provider attributes
+// (dat_ia_query).
+func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
+	const op = "dat_ia_query"
+	if err := ia.check(op); err != nil {
+		return IAAttr{}, ProviderAttr{}, err
+	}
+	d := ia.devAttr
+	maxMsg := uint32(1 << 31)
+	a := IAAttr{
+		AdapterName:          ia.dev,
+		VendorName:           "udat",
+		HardwareVersionMajor: d.VendorID,
+		FirmwareVersion:      d.FWVer,
+		Address:              ia.addr,
+		NetDev:               ia.netdev,
+		Port:                 ia.port,
+		MaxEPs:               d.MaxQP,
+		MaxDTOPerEP:          d.MaxQPWR,
+		MaxRDMAReadPerEPIn:   d.MaxQPRdAtom,
+		MaxRDMAReadPerEPOut:  d.MaxQPInitRdAtom,
+		MaxEVDs:              d.MaxCQ,
+		MaxEVDQLen:           d.MaxCQE,
+		MaxIOVSegmentsPerDTO: d.MaxSGE,
+		MaxLMRs:              d.MaxMR,
+		MaxLMRBlockSize:      d.MaxMRSize,
+		MaxPZs:               d.MaxPD,
+		MaxMessageSize:       maxMsg,
+		MaxRDMASize:          maxMsg,
+		MaxRMRs:              d.MaxMW,
+		MaxSRQs:              d.MaxSRQ,
+		MaxEPPerSRQ:          d.MaxQP,
+		MaxRecvPerSRQ:        d.MaxSRQWR,
+		MaxRDMAReadIn:        d.MaxQPRdAtom,
+		MaxRDMAReadOut:       d.MaxQPInitRdAtom,
+	}
+	p := ProviderAttr{
+		ProviderName:         "udat-go",
+		ProviderVersionMajor: 2,
+		ProviderVersionMinor: 0,
+		DAPLVersionMajor:     2,
+		DAPLVersionMinor:     0,
+		CompletionFlags: CompletionSuppress | CompletionSolicitedWait | CompletionUnsignalled |
+			CompletionBarrierFence | CompletionEVDThreshold,
+		IsThreadSafe:             true,
+		MaxPrivateDataSize:       maxConnectPrivateData,
+		MaxAcceptPrivateSize:     maxAcceptPrivateData,
+		OptimalBufferAlignment:   64,
+		SRQSupported:             d.MaxSRQ > 0,
+		SRQWatermarksSupported:   d.MaxSRQ > 0,
+		SRQEPPZDifferenceAllowed: false,
+	}
+	return a, p, nil
+}
+
+// Close closes the IA (dat_ia_close). With CloseGracefulFlag it fails with
+// DAT_INVALID_STATE while any object created from the IA (other than its
+// asynchronous EVD) is alive. With CloseAbruptFlag it frees every such object
+// first; goroutines waiting on its EVDs return DAT_ABORT.
+func (ia *IA) Close(flags CloseFlags) error {
+	const op = "dat_ia_close"
+	if err := ia.check(op); err != nil {
+		return err
+	}
+	if flags != CloseAbruptFlag && flags != CloseGracefulFlag {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
+	ia.mu.Lock()
+	if ia.closing {
+		ia.mu.Unlock()
+		return badHandle(op, HandleTypeIA)
+	}
+	if flags == CloseGracefulFlag {
+		busy := len(ia.pzs)+len(ia.eps)+len(ia.psps)+len(ia.rsps)+len(ia.srqs) > 0
+		for e := range ia.evds {
+			if e != ia.asyncEVD {
+				busy = true
+			}
+		}
+		if busy {
+			ia.mu.Unlock()
+			return newError(op, InvalidState|InvalidStateIAInUse)
+		}
+	}
+	ia.closing = true
+	ia.mu.Unlock()
+	if flags == CloseAbruptFlag {
+		ia.freeChildren()
+	}
+	ia.freed.Store(true)
+	ia.teardown()
+	return nil
+}
+
+// freeChildren frees every object of the IA, children before parents.
+func (ia *IA) freeChildren() {
+	ia.mu.Lock()
+	crs := keys(ia.crs)
+	psps := keys(ia.psps)
+	rsps := keys(ia.rsps)
+	eps := keys(ia.eps)
+	srqs := keys(ia.srqs)
+	pzs := keys(ia.pzs)
+	evds := keys(ia.evds)
+	ia.mu.Unlock()
+	for _, e := range evds {
+		e.abort()
+	}
+	for _, c := range crs {
+		c.Reject(nil)
+	}
+	for _, p := range psps {
+		p.Free()
+	}
+	for _, r := range rsps {
+		r.Free()
+	}
+	for _, ep := range eps {
+		ep.free(true)
+	}
+	for _, s := range srqs {
+		s.Free()
+	}
+	for _, pz := range pzs {
+		pz.freeAll()
+	}
+	for _, e := range evds {
+		if e != ia.asyncEVD {
+			e.release()
+		}
+	}
+}
+
+func keys[K comparable](m map[K]struct{}) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// teardown stops the IA's goroutines and closes its verbs objects.
+func (ia *IA) teardown() {
+	if ia.cancel != nil {
+		ia.cancel()
+	}
+	ia.loops.Wait()
+	if ia.asyncEVD != nil {
+		ia.asyncEVD.abort()
+		ia.asyncEVD.release()
+	}
+	ia.mu.Lock()
+	if ia.nullCQ != nil {
+		ia.nullCQ.Close()
+		ia.nullCQ = nil
+	}
+	ia.mu.Unlock()
+	if ia.ech != nil {
+		ia.ech.Close()
+	}
+	if ia.vctx != nil {
+		ia.vctx.Close()
+	}
+}
+
+// getNullCQ returns a CQ for the queue of an EP that has no EVD for it.
+func (ia *IA) getNullCQ() (*cverbs.CQ, error) {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if ia.nullCQ == nil {
+		cq, err := ia.vctx.NewCQ(1, nil)
+		if err != nil {
+			return nil, err
+		}
+		ia.nullCQ = cq
+	}
+	return ia.nullCQ, nil
+}
+
+// addChild registers a child object; it fails once the IA is closing.
+func addChild[T comparable](ia *IA, m map[T]struct{}, v T) bool {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if ia.closing {
+		return false
+	}
+	m[v] = struct{}{}
+	return true
+}
+
+func delChild[T comparable](ia *IA, m map[T]struct{}, v T) {
+	ia.mu.Lock()
+	delete(m, v)
+	ia.mu.Unlock()
+}
+
+func (ia *IA) lookupEP(qpn uint32) *EP {
+	ia.epMu.RLock()
+	ep := ia.epByQP[qpn]
+	ia.epMu.RUnlock()
+	return ep
+}
+
+func (ia *IA) lookupLMR(key uint32) *LMR {
+	ia.lmrMu.RLock()
+	l := ia.lmrByKey[key]
+	ia.lmrMu.RUnlock()
+	return l
+}
+
+// asyncLoop turns device asynchronous events into DAT asynchronous events on
+// the IA's async EVD (and into broken connections for fatal QP errors).
+func (ia *IA) asyncLoop(ctx context.Context) {
+	defer ia.loops.Done()
+	for {
+		ev, err := ia.vctx.WaitAsyncEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		ia.handleAsync(ev)
+	}
+}
+
+func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
+	switch ev.Type {
+	case cverbs.EventSRQLimitReached:
+		ia.mu.Lock()
+		s := ia.srqByVer[ev.SRQ]
+		ia.mu.Unlock()
+		if s != nil {
+			s.limitReached()
+		}
+	case cverbs.EventSRQErr:
+		ia.mu.Lock()
+		s := ia.srqByVer[ev.SRQ]
+		ia.mu.Unlock()
+		if s != nil {
+			ia.postAsync(Event{Number: EventAsyncErrorProviderInternalError,
+				Async: AsyncErrorData{Handle: s, Reason: SRQTransferToError}})
+		}
+	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr:
+		if ep := ia.lookupEP(ev.QPNum); ep != nil {
+			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
+				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
+			ep.markBroken()
+		}
+	case cverbs.EventCQErr:
+		ia.postAsync(Event{Number: EventAsyncErrorEVDOverflow,
+			Async: AsyncErrorData{Handle: ia.evdOfCQ(ev.CQ), Reason: EVDOverflowError}})
+	case cverbs.EventDeviceFatal:
+		ia.postAsync(Event{Number: EventAsyncErrorIACatastrophic,
+			Async: AsyncErrorData{Handle: ia, Reason: IACatastrophicError}})
+	}
+}
+
+func (ia *IA) evdOfCQ(cq *cverbs.CQ) Handle {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	for e := range ia.evds {
+		if e.cq == cq && cq != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (ia *IA) postAsync(ev Event) {
+	if e := ia.asyncEVD; e != nil {
+		e.pushInternal(ev)
+	}
+}

@@ -1,0 +1,169 @@
+package udat
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
+
+// PSP is a Public Service Point: it listens on a connection qualifier and
+// turns each connection request into an EventConnectionRequest (with a CR)
+// on its EVD.
+type PSP struct {
+	object
+	ia       *IA
+	connQual ConnQual
+	evd      *EVD
+	flags    PSPFlags
+	id       *cverbs.CMID
+	mu       sync.Mutex
+}
+
+const listenBacklog = 128
+
+// CreatePSP starts listening for connection requests on connQual
+// (dat_psp_create). Requests arrive as EventConnectionRequest on evd, which
+// must have EVDCRFlag. A connection qualifier already in use gives
+// DAT_CONN_QUAL_IN_USE. Only PSPConsumerFlag is supported (the Consumer
+// provides the EP when it accepts).
+func (ia *IA) CreatePSP(connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, error) {
+	const op = "dat_psp_create"
+	if err := ia.check(op); err != nil {
+		return nil, err
+	}
+	if err := evd.checkRole(op, ia, EVDCRFlag, InvalidHandleEVDCR); err != nil {
+		return nil, err
+	}
+	if flags != PSPConsumerFlag {
+		if flags == PSPProviderFlag {
+			return nil, newError(op, ModelNotSupported)
+		}
+		return nil, newError(op, InvalidParameter|InvalidArg4)
+	}
+	return ia.listen(op, connQual, evd, flags)
+}
+
+// CreatePSPAny listens on a free connection qualifier of the library's
+// choosing and returns it with the PSP (dat_psp_create_any).
+func (ia *IA) CreatePSPAny(evd *EVD, flags PSPFlags) (*PSP, ConnQual, error) {
+	const op = "dat_psp_create_any"
+	if err := ia.check(op); err != nil {
+		return nil, 0, err
+	}
+	if err := evd.checkRole(op, ia, EVDCRFlag, InvalidHandleEVDCR); err != nil {
+		return nil, 0, err
+	}
+	if flags != PSPConsumerFlag {
+		if flags == PSPProviderFlag {
+			return nil, 0, newError(op, ModelNotSupported)
+		}
+		return nil, 0, newError(op, InvalidParameter|InvalidArg4)
+	}
+	start := 0x8000 + rand.IntN(0x7000)
+	for i := 0; i < 0x7000; i++ {
+		q := ConnQual(0x8000 + (start-0x8000+i)%0x7000)
+		p, err := ia.listen(op, q, evd, flags)
+		if err == nil {
+			return p, q, nil
+		}
+		if e, ok := err.(*Error); !ok || e.Code.Type() != ConnQualInUse {
+			return nil, 0, err
+		}
+	}
+	return nil, 0, newError(op, ConnQualInUse)
+}
+
+func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, error) {
+	if !ia.addr.IsValid() {
+		return nil, newError(op, InvalidAddress|InvalidAddressUnsupported)
+	}
+	id, err := ia.ech.CreateID()
+	if err != nil {
+		return nil, verbsErr(op, err, InsufficientResources)
+	}
+	p := &PSP{ia: ia, connQual: connQual, evd: evd, flags: flags, id: id}
+	ia.registerCM(id, p)
+	if err := id.BindAddr(netip.AddrPortFrom(ia.addr, ConnQualPort(connQual))); err != nil {
+		ia.unregisterCM(id)
+		id.Close()
+		return nil, verbsErr(op, err, ConnQualInUse)
+	}
+	if err := id.Listen(listenBacklog); err != nil {
+		ia.unregisterCM(id)
+		id.Close()
+		return nil, verbsErr(op, err, ConnQualInUse)
+	}
+	if !addChild(ia, ia.psps, p) {
+		ia.unregisterCM(id)
+		id.Close()
+		return nil, badHandle(op, HandleTypeIA)
+	}
+	evd.ref(1)
+	return p, nil
+}
+
+func (p *PSP) check(op string) error {
+	if p == nil || p.dead() {
+		return badHandle(op, HandleTypePSP)
+	}
+	return nil
+}
+
+// PSPParam is what dat_psp_query returns.
+type PSPParam struct {
+	IA       *IA
+	ConnQual ConnQual
+	EVD      *EVD
+	Flags    PSPFlags
+}
+
+// Query returns the PSP's parameters (dat_psp_query).
+func (p *PSP) Query() (PSPParam, error) {
+	if err := p.check("dat_psp_query"); err != nil {
+		return PSPParam{}, err
+	}
+	return PSPParam{IA: p.ia, ConnQual: p.connQual, EVD: p.evd, Flags: p.flags}, nil
+}
+
+// Free stops listening (dat_psp_free). Connection requests already
+// delivered stay valid.
+func (p *PSP) Free() error {
+	const op = "dat_psp_free"
+	if err := p.check(op); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.freed.Swap(true) {
+		p.mu.Unlock()
+		return badHandle(op, HandleTypePSP)
+	}
+	p.mu.Unlock()
+	p.ia.unregisterCM(p.id)
+	err := p.id.Close()
+	delChild(p.ia, p.ia.psps, p)
+	p.evd.ref(-1)
+	if err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	return nil
+}
+
+// request turns an rdma_cm connection request into a CR and an event.
+func (p *PSP) request(ev cverbs.CMEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead() {
+		ev.ID.Reject(nil)
+		ev.ID.Close()
+		return
+	}
+	cr := p.ia.newCR(ev, p.connQual)
+	if cr == nil {
+		return
+	}
+	cr.psp = p
+	p.evd.pushInternal(Event{Number: EventConnectionRequest,
+		CR: CRArrivalData{PSP: p, LocalIAAddress: p.ia.addr, ConnQual: p.connQual, CR: cr}})
+}
