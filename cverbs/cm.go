@@ -572,3 +572,17 @@ func (id *CMID) Migrate(ch *EventChannel) error {
 	id.ch = ch
 	return nil
 }
+
+// roundTripSockaddr converts ap to a C sockaddr and back (for tests).
+func roundTripSockaddr(ap netip.AddrPort) netip.AddrPort {
+	var ss C.struct_sockaddr_storage
+	if !sockaddr(ap, &ss) {
+		return netip.AddrPort{}
+	}
+	var raw [16]byte
+	var port C.uint16_t
+	var scope C.uint32_t
+	n := C.cverbs_sockaddr_parse((*C.struct_sockaddr)(unsafe.Pointer(&ss)),
+		(*C.uint8_t)(unsafe.Pointer(&raw[0])), &port, &scope)
+	return addrPort(n, &raw, port, scope)
+}

@@ -37,7 +37,10 @@ func opErr(op string, errno int) error {
 // into an OpError, falling back to EIO when errno was not set.
 func errnoErr(op string, err error) error {
 	var en syscall.Errno
-	if errors.As(err, &en) && en != 0 {
+	if errors.As(err, &en) {
+		if en == 0 {
+			return &OpError{Op: op, Err: syscall.EIO}
+		}
 		return &OpError{Op: op, Err: en}
 	}
 	if err != nil {

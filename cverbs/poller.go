@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -24,7 +25,8 @@ type fdWaiter struct {
 	rc syscall.RawConn
 	// turn serialises waiters: the read deadline belongs to the file, so
 	// only one waiter at a time may use it for its context.
-	turn chan struct{}
+	turn   chan struct{}
+	closed atomic.Bool
 }
 
 // longAgo is a read deadline that has already passed; setting it wakes the
@@ -49,6 +51,7 @@ func newFDWaiter(op string, fd C.int, name string) (*fdWaiter, error) {
 // caller destroys the verbs object afterwards.
 func (w *fdWaiter) close() {
 	if w != nil {
+		w.closed.Store(true)
 		w.f.Close()
 	}
 }
@@ -102,12 +105,18 @@ func (w *fdWaiter) mapErr(ctx context.Context, op string, err error) error {
 		return cerr
 	}
 	switch {
+	case w.closed.Load() || errors.Is(err, os.ErrClosed):
+		// RawConn.Read reports a close as internal/poll's ErrFileClosing.
+		return &OpError{Op: op, Err: ErrClosed}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The file deadline fired at ctx's deadline, a moment before ctx's
 		// own timer marked it done.
 		return context.DeadlineExceeded
-	case errors.Is(err, os.ErrClosed):
-		return &OpError{Op: op, Err: ErrClosed}
 	}
 	return &OpError{Op: op, Err: err}
+}
+
+// newFDWaiterInt is newFDWaiter for callers without cgo types (tests).
+func newFDWaiterInt(op string, fd int, name string) (*fdWaiter, error) {
+	return newFDWaiter(op, C.int(fd), name)
 }
