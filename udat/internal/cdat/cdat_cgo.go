@@ -1,0 +1,6 @@
+//go:build cgo
+
+package cdat
+
+// CgoEnabled reports whether the package was built with cgo.
+const CgoEnabled = true
