@@ -395,3 +395,66 @@ func TestCHeadersCoverAllConstants(t *testing.T) {
 		assert.Truef(t, declared[name], "cConsts lists %s, which return.go/consts.go do not declare", name)
 	}
 }
+
+// cStrerrorSpelling lists the minor messages that the C dat_strerror
+// (DAPL 2.1) spells differently from the dat_error.h name. Strerror uses
+// the header name.
+var cStrerrorSpelling = map[Return]string{
+	InvalidStateEPEVDRecv: "DAT_INVALID_STATE_EP_EVD_RCV",
+}
+
+// Types and subtypes of dat_error.h that the C dat_strerror (DAPL 2.1) has
+// no message for; it fails with DAT_INVALID_PARAMETER on them.
+var (
+	cStrerrorUnknownTypes = map[Return]bool{
+		ConnQualUnavailable: true, ReservedLMR: true, PortInUse: true,
+		CommNotSupported: true, ExtensionBase: true,
+	}
+	cStrerrorUnknownSubtypes = map[Return]bool{
+		InvalidStateSRQOperational: true, InvalidStateSRQError: true,
+		InvalidStateSRQInUse: true, InvalidStateSRQShutdown: true,
+	}
+)
+
+// TestCHeaderStrerror compares Strerror with dat_strerror of the C
+// reference library for every type combined with every subtype, with and
+// without the error class. Codes the C library has no message for are not
+// compared, and the list of those must stay as recorded above.
+func TestCHeaderStrerror(t *testing.T) {
+	requireCHeaders(t)
+	if _, _, _, err := cdat.Strerror(0); err != nil {
+		t.Skipf("cannot compare with the C dat_strerror: %v", err)
+	}
+	typesSeen := map[Return]bool{}
+	subtypesSeen := map[Return]bool{}
+	compared := 0
+	for typ := range returnTypeNames {
+		for st := range subtypeNames {
+			for _, class := range []Return{ClassSuccess, ClassError} {
+				code := class | typ | st
+				cmajor, cminor, cret, err := cdat.Strerror(uint32(code))
+				require.NoError(t, err)
+				if cret != uint32(Success) {
+					continue
+				}
+				if alt, ok := cStrerrorSpelling[st]; ok {
+					assert.Equal(t, alt, cminor)
+					cminor = subtypeNames[st]
+				}
+				major, minor := Strerror(code)
+				assert.Equalf(t, cmajor, major, "major message of %#08x", uint32(code))
+				assert.Equalf(t, cminor, minor, "minor message of %#08x", uint32(code))
+				typesSeen[typ] = true
+				subtypesSeen[st] = true
+				compared++
+			}
+		}
+	}
+	t.Logf("%d codes compared with the C dat_strerror", compared)
+	for typ, name := range returnTypeNames {
+		assert.Equalf(t, !cStrerrorUnknownTypes[typ], typesSeen[typ], "C dat_strerror on type %s", name)
+	}
+	for st, name := range subtypeNames {
+		assert.Equalf(t, !cStrerrorUnknownSubtypes[st], subtypesSeen[st], "C dat_strerror on subtype %q (%d)", name, uint32(st))
+	}
+}

@@ -14,6 +14,9 @@ package cdat
 // it in step with udat/cheaders_test.go.
 
 /*
+#cgo LDFLAGS: -ldl
+#include <stdint.h>
+
 #if defined(__has_include)
 #if __has_include(<dat2/udat.h>)
 #define CDAT_HAVE_HEADERS 1
@@ -342,6 +345,29 @@ static const struct cdat_value cdat_values[] = {
 };
 
 static int cdat_have_headers(void) { return 1; }
+
+#include <dlfcn.h>
+#include <stdint.h>
+
+typedef DAT_RETURN (*cdat_strerror_fn)(DAT_RETURN, const char **, const char **);
+static cdat_strerror_fn cdat_se;
+
+// cdat_load_libdat2 finds dat_strerror in the C reference library at run
+// time, so the package does not need libdat2 to link.
+static int cdat_load_libdat2(void) {
+	if (!cdat_se) {
+		void *h = dlopen("libdat2.so.2", RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			cdat_se = (cdat_strerror_fn)dlsym(h, "dat_strerror");
+	}
+	return cdat_se != 0;
+}
+
+static uint32_t cdat_strerror(uint32_t r, const char **major, const char **minor) {
+	*major = 0;
+	*minor = 0;
+	return (uint32_t)cdat_se((DAT_RETURN)r, major, minor);
+}
 static int cdat_count(void) { return (int)(sizeof cdat_values / sizeof cdat_values[0]); }
 static const char *cdat_name(int i) { return cdat_values[i].name; }
 static long long cdat_value(int i) { return cdat_values[i].value; }
@@ -352,10 +378,16 @@ static int cdat_have_headers(void) { return 0; }
 static int cdat_count(void) { return 0; }
 static const char *cdat_name(int i) { (void)i; return 0; }
 static long long cdat_value(int i) { (void)i; return 0; }
+static int cdat_load_libdat2(void) { return 0; }
+static uint32_t cdat_strerror(uint32_t r, const char **major, const char **minor) {
+	(void)r; *major = 0; *minor = 0; return 0x80060000u;
+}
 
 #endif
 */
 import "C"
+
+import "errors"
 
 // HeadersPresent reports whether <dat2/udat.h> was found when this package
 // was built.
@@ -374,4 +406,27 @@ func Values() map[string]int64 {
 		m[C.GoString(C.cdat_name(C.int(i)))] = int64(C.cdat_value(C.int(i)))
 	}
 	return m
+}
+
+// Strerror calls dat_strerror of the C reference library libdat2.so.2,
+// loaded with dlopen on first use. It returns the major and minor messages
+// (empty when C gives NULL) and dat_strerror's own return value. It fails
+// when the headers were missing at build time or the library cannot be
+// loaded (libdapl2 not installed).
+func Strerror(code uint32) (major, minor string, ret uint32, err error) {
+	if !HeadersPresent {
+		return "", "", 0, errors.New("cdat: built without <dat2/udat.h>")
+	}
+	if C.cdat_load_libdat2() == 0 {
+		return "", "", 0, errors.New("cdat: cannot load dat_strerror from libdat2.so.2 (install libdapl2)")
+	}
+	var a, b *C.char
+	r := C.cdat_strerror(C.uint32_t(code), &a, &b)
+	if a != nil {
+		major = C.GoString(a)
+	}
+	if b != nil {
+		minor = C.GoString(b)
+	}
+	return major, minor, uint32(r), nil
 }
