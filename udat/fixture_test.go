@@ -1,0 +1,199 @@
+package udat
+
+import (
+	"errors"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/udapl-go/udapl/internal/devtest"
+)
+
+// Device tests run both ends of every connection in one process, over the
+// loopback of the Soft-RoCE device, each test on its own connection
+// qualifiers.
+
+const (
+	waitUS   = Timeout(20_000_000) // generous: the VM is emulated
+	quietDur = 50 * time.Millisecond
+)
+
+var connQualSeq atomic.Uint64
+
+func init() { connQualSeq.Store(uint64(20000 + os.Getpid()%5000)) }
+
+func nextConnQual() ConnQual { return ConnQual(connQualSeq.Add(1)) }
+
+// openIA opens the test device; the test fails if it cannot.
+func openIA(t testing.TB) *IA {
+	t.Helper()
+	dev := devtest.Require(t)
+	ia, err := OpenIA(dev, 32)
+	require.NoError(t, err, "open the RDMA device %q", dev)
+	require.True(t, ia.Address().IsValid(), "the device's network interface has an IPv4 address")
+	t.Cleanup(func() { ia.Close(CloseAbruptFlag) })
+	return ia
+}
+
+// pairOpts shapes the two endpoints of a test connection.
+type pairOpts struct {
+	clientAttr, serverAttr *EPAttr
+	srq                    *SRQ // server EP uses it
+	evdQLen                int
+	// prepost runs on both EPs before connecting.
+	prepost func(t testing.TB, ep *EP)
+	// separate request/recv EVDs (default: one DTO EVD per EP for both)
+	splitEVDs bool
+}
+
+// side is one end of a connection.
+type side struct {
+	ep      *EP
+	req     *EVD
+	recv    *EVD
+	conn    *EVD
+	lmr     *LMR
+	estabPD []byte
+}
+
+type pair struct {
+	ia             *IA
+	pz             *PZ
+	client, server side
+	cr             *EVD
+	psp            *PSP
+	qual           ConnQual
+}
+
+func newSide(t testing.TB, ia *IA, pz *PZ, o pairOpts, attr *EPAttr, srq *SRQ) side {
+	t.Helper()
+	ql := o.evdQLen
+	if ql == 0 {
+		ql = 64
+	}
+	var s side
+	var err error
+	s.req, err = ia.CreateEVD(ql, EVDDTOFlag|EVDRMRBindFlag)
+	require.NoError(t, err)
+	s.recv = s.req
+	if o.splitEVDs {
+		s.recv, err = ia.CreateEVD(ql, EVDDTOFlag)
+		require.NoError(t, err)
+	}
+	s.conn, err = ia.CreateEVD(8, EVDConnectionFlag)
+	require.NoError(t, err)
+	if srq != nil {
+		s.ep, err = ia.CreateEPWithSRQ(pz, s.recv, s.req, s.conn, srq, attr)
+	} else {
+		s.ep, err = ia.CreateEP(pz, s.recv, s.req, s.conn, attr)
+	}
+	require.NoError(t, err)
+	s.lmr, err = ia.AllocLMR(pz, 64<<10, MemPrivAll)
+	require.NoError(t, err)
+	return s
+}
+
+// newPair creates two EPs in one PZ and connects them through a PSP.
+func newPair(t testing.TB, o pairOpts) *pair {
+	t.Helper()
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	return newPairIn(t, ia, pz, o)
+}
+
+func newPairIn(t testing.TB, ia *IA, pz *PZ, o pairOpts) *pair {
+	t.Helper()
+	p := &pair{ia: ia, pz: pz}
+	p.client = newSide(t, ia, pz, o, o.clientAttr, nil)
+	p.server = newSide(t, ia, pz, o, o.serverAttr, o.srq)
+	if o.prepost != nil {
+		o.prepost(t, p.client.ep)
+		o.prepost(t, p.server.ep)
+	}
+	var err error
+	p.cr, err = ia.CreateEVD(8, EVDCRFlag)
+	require.NoError(t, err)
+	p.qual = nextConnQual()
+	p.psp, err = ia.CreatePSP(p.qual, p.cr, PSPConsumerFlag)
+	require.NoError(t, err)
+	require.NoError(t, p.client.ep.Connect(ia.Address(), p.qual, waitUS, []byte("hello"), QoSBestEffort, ConnectDefault))
+	ev := waitEvent(t, p.cr)
+	require.Equal(t, EventConnectionRequest, ev.Number)
+	require.NoError(t, ev.CR.CR.Accept(p.server.ep, []byte("welcome")))
+	ev = waitEvent(t, p.client.conn)
+	require.Equal(t, EventConnectionEstablished, ev.Number, "client connection event")
+	p.client.estabPD = ev.Conn.PrivateData
+	ev = waitEvent(t, p.server.conn)
+	require.Equal(t, EventConnectionEstablished, ev.Number, "server connection event")
+	return p
+}
+
+// waitEvent waits for one event on e.
+func waitEvent(t testing.TB, e *EVD) Event {
+	t.Helper()
+	ev, _, err := e.Wait(waitUS, 1)
+	require.NoError(t, err, "wait for an event")
+	return ev
+}
+
+// waitDTO waits for one DTO completion event on e.
+func waitDTO(t testing.TB, e *EVD) DTOCompletionData {
+	t.Helper()
+	ev := waitEvent(t, e)
+	require.Equal(t, EventDTOCompletion, ev.Number, "event %v", ev.Number)
+	return ev.DTO
+}
+
+// requireEmpty checks that no further event arrives on e.
+func requireEmpty(t testing.TB, e *EVD) {
+	t.Helper()
+	time.Sleep(quietDur)
+	ev, err := e.Dequeue()
+	require.Truef(t, errors.Is(err, ErrQueueEmpty), "expected an empty EVD, got event %v (%+v), err %v", ev.Number, ev.DTO, err)
+}
+
+// requireCode checks that err is a DAT error with exactly type|subtype.
+func requireCode(t testing.TB, err error, code Return, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	var e *Error
+	require.True(t, errors.As(err, &e), "error %v is a *udat.Error", err)
+	require.Equalf(t, (ClassError | code).String(), e.Code.String(), "error %v", err)
+}
+
+// requireType checks that err is a DAT error of the type of code.
+func requireType(t testing.TB, err error, code Return, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	require.Equalf(t, code.Type().String(), CodeOf(err).Type().String(), "error %v", err)
+}
+
+// postRecvs posts n receives of size bytes each at offsets off, off+size, ...
+// of s.lmr, with cookies base, base+1, ...
+func postRecvs(t testing.TB, s side, off, size, n int, base uint64) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		require.NoError(t, s.ep.PostRecv([]LMRTriplet{s.lmr.Triplet(off+i*size, size)}, base+uint64(i), CompletionDefault))
+	}
+}
+
+// fill writes a repeated byte pattern into b.
+func fill(b []byte, c byte) {
+	for i := range b {
+		b[i] = c
+	}
+}
+
+// disconnectPair disconnects the client and waits for both sides' events.
+func disconnectPair(t testing.TB, p *pair) {
+	t.Helper()
+	require.NoError(t, p.client.ep.Disconnect(CloseGracefulFlag))
+	ev := waitEvent(t, p.client.conn)
+	require.Equal(t, EventConnectionDisconnected, ev.Number)
+	ev = waitEvent(t, p.server.conn)
+	require.Equal(t, EventConnectionDisconnected, ev.Number)
+}
