@@ -184,13 +184,13 @@ const (
 	CloseDefault = CloseAbruptFlag
 )
 
-// String returns the C name of f.
-func (f CloseFlags) String() string {
-	return enumString(f, map[CloseFlags]string{
-		CloseAbruptFlag:   "DAT_CLOSE_ABRUPT_FLAG",
-		CloseGracefulFlag: "DAT_CLOSE_GRACEFUL_FLAG",
-	}, "DAT_CLOSE_FLAGS")
+var closeFlagNames = map[CloseFlags]string{
+	CloseAbruptFlag:   "DAT_CLOSE_ABRUPT_FLAG",
+	CloseGracefulFlag: "DAT_CLOSE_GRACEFUL_FLAG",
 }
+
+// String returns the C name of f, e.g. "DAT_CLOSE_GRACEFUL_FLAG".
+func (f CloseFlags) String() string { return enumString(f, closeFlagNames, "DAT_CLOSE_FLAGS") }
 
 // EVDFlags is a DAT_EVD_FLAGS set: the event streams an event dispatcher
 // accepts.
