@@ -1,7 +1,8 @@
 # udapl: uDAPL (DAT) for Go over rdma-core.
 #
-#   make demo    run the demo over a Soft-RoCE device inside the test VM
+#   make demo    run udattest (server and client) over Soft-RoCE inside the test VM
 #   make test    host unit tests, then every test inside the Soft-RoCE VM
+#   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -10,7 +11,7 @@ VMEXEC  := $(CURDIR)/scripts/vmexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build vet test test-host test-vm test-race demo clean
+.PHONY: all deps build vet test test-host test-vm test-race demo bench clean
 
 all: build
 
@@ -40,9 +41,10 @@ test-race: deps
 test: vet test-host test-vm test-race
 
 demo: deps
-	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
-	scripts/vmtest.sh $(BIN)/udapl-demo
+	scripts/demo.sh
+
+bench: deps
+	scripts/bench.sh
 
 clean:
 	rm -rf $(BIN)
