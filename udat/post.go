@@ -308,6 +308,16 @@ func (ia *IA) completion(wc *cverbs.WC) (Event, bool) {
 		return Event{}, false
 	}
 	status := dtoStatus(wc.Status)
+	if slot.op == DTOReceive && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
+		// dat_ep_post_recv: "If the size of an incoming message is larger
+		// than the size of the local_iov, the reported status ... is
+		// DAT_DTO_LENGTH_ERROR." Some devices (Soft-RoCE among them)
+		// report that case as a local QP operation error rather than a
+		// local length error. The post-time checks rule out the other
+		// causes of such an error on a receive (bad segments), so it is
+		// reported as the length error it is.
+		status = DTOLengthError
+	}
 	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
 		ep.markBroken()
 	}
