@@ -135,6 +135,8 @@ func openDevice(op, name string) (*cverbs.Context, uint8, string, error) {
 	if !isDev(target) {
 		if p, ok := findProvider(name); ok {
 			target = p
+		} else if ip, err := netip.ParseAddr(name); err == nil {
+			target = netdevOf(ip)
 		}
 	}
 	if isDev(target) {
@@ -171,9 +173,49 @@ func openDevice(op, name string) (*cverbs.Context, uint8, string, error) {
 // findProvider looks name up in dat.conf and returns its first IA parameter
 // (the netdev or device the provider entry is bound to).
 func findProvider(name string) (string, bool) {
-	// TODO(udat): look name up with Providers() once datconf.go lands.
-	_ = strings.TrimSpace
+	ps, err := Providers()
+	if err != nil {
+		return "", false
+	}
+	for _, p := range ps {
+		if p.Name != name {
+			continue
+		}
+		nd := p.NetDev()
+		if nd == "" {
+			return "", false
+		}
+		// An entry may name an IP address: use the interface that has it.
+		if ip, err := netip.ParseAddr(nd); err == nil {
+			if ifn := netdevOf(ip); ifn != "" {
+				return ifn, true
+			}
+		}
+		return strings.TrimSpace(nd), true
+	}
 	return "", false
+}
+
+// netdevOf returns the network interface that has address ip.
+func netdevOf(ip netip.Addr) string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	for _, ifi := range ifs {
+		addrs, err := ifi.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				if ad, ok := netip.AddrFromSlice(ipn.IP); ok && ad.Unmap() == ip.Unmap() {
+					return ifi.Name
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func activePort(c *cverbs.Context) uint8 {
