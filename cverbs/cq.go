@@ -52,6 +52,14 @@ func (ch *CompChannel) Close() error {
 	if ch == nil {
 		return nil
 	}
+	// Refuse while CQs use the channel, before anything is torn down, so a
+	// failed Close leaves the channel working.
+	ch.mu.RLock()
+	busy := ch.ch != nil && ch.ch.refcnt != 0
+	ch.mu.RUnlock()
+	if busy {
+		return opErr("ibv_destroy_comp_channel", int(syscall.EBUSY))
+	}
 	if !ch.closed.Swap(true) {
 		// Close the dup first: it wakes waiters, which release ch.mu, and
 		// must not outlive the channel's own descriptor.

@@ -113,7 +113,7 @@ func (r *rig) newBuf(t testing.TB, size int, access Access) *buf {
 	return &buf{b: b, mr: mr}
 }
 
-func (b *buf) sge(off, n int) SGE   { return b.mr.SGE(off, n) }
+func (b *buf) sge(off, n int) SGE  { return b.mr.SGE(off, n) }
 func (b *buf) addr(off int) uint64 { return uint64(b.mr.Addr) + uint64(off) }
 func (b *buf) clear()              { clear(b.b) }
 

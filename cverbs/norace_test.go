@@ -1,0 +1,5 @@
+//go:build !race
+
+package cverbs
+
+const raceEnabled = false
