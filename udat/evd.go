@@ -394,29 +394,33 @@ func (e *EVD) Query() (EVDParam, error) {
 
 // Enable enables the EVD (dat_evd_enable). Without CNOs, an EVD's enabled
 // state only shows in Query.
-func (e *EVD) Enable() error { return e.setFlag("dat_evd_enable", &e.disabled, false) }
+func (e *EVD) Enable() error {
+	return e.setFlag("dat_evd_enable", func() { e.disabled = false })
+}
 
 // Disable disables the EVD (dat_evd_disable); see Enable.
-func (e *EVD) Disable() error { return e.setFlag("dat_evd_disable", &e.disabled, true) }
+func (e *EVD) Disable() error {
+	return e.setFlag("dat_evd_disable", func() { e.disabled = true })
+}
 
 // SetUnwaitable makes Wait fail at once with DAT_INVALID_STATE, and wakes a
 // goroutine already waiting (dat_evd_set_unwaitable). Events still arrive and
 // can be dequeued.
 func (e *EVD) SetUnwaitable() error {
-	return e.setFlag("dat_evd_set_unwaitable", &e.unwaitable, true)
+	return e.setFlag("dat_evd_set_unwaitable", func() { e.unwaitable = true })
 }
 
 // ClearUnwaitable makes the EVD waitable again (dat_evd_clear_unwaitable).
 func (e *EVD) ClearUnwaitable() error {
-	return e.setFlag("dat_evd_clear_unwaitable", &e.unwaitable, false)
+	return e.setFlag("dat_evd_clear_unwaitable", func() { e.unwaitable = false })
 }
 
-func (e *EVD) setFlag(op string, f *bool, v bool) error {
+func (e *EVD) setFlag(op string, set func()) error {
 	if err := e.check(op); err != nil {
 		return err
 	}
 	e.mu.Lock()
-	*f = v
+	set()
 	e.wakeLocked()
 	e.mu.Unlock()
 	return nil
