@@ -24,6 +24,7 @@ type EventChannel struct {
 	ch     *C.struct_rdma_event_channel
 	w      *fdWaiter
 	closed atomic.Bool
+	nids   atomic.Int64 // live ids on the channel
 }
 
 // NewEventChannel creates an rdma_cm event channel.
@@ -41,11 +42,15 @@ func NewEventChannel() (*EventChannel, error) {
 	return &EventChannel{ch: ch, w: w}, nil
 }
 
-// Close destroys the channel, waking any GetEvent with ErrClosed. Close the
-// ids created on it first.
+// Close destroys the channel, waking any GetEvent with ErrClosed. It fails
+// with EBUSY, leaving the channel working, while ids (including child ids
+// from connect requests) still use it: librdmacm would keep using its fd.
 func (ch *EventChannel) Close() error {
 	if ch == nil {
 		return nil
+	}
+	if ch.nids.Load() > 0 {
+		return opErr("rdma_destroy_event_channel", int(syscall.EBUSY))
 	}
 	if !ch.closed.Swap(true) {
 		ch.w.close() // before the channel's own fd goes away
@@ -182,6 +187,7 @@ type CMID struct {
 
 func newCMID(cid *C.struct_rdma_cm_id, ch *EventChannel) *CMID {
 	id := &CMID{id: cid, ch: ch}
+	ch.nids.Add(1)
 	cmidRegistry.add(unsafe.Pointer(cid), id)
 	return id
 }
@@ -236,6 +242,7 @@ func (id *CMID) Close() error {
 		return opErr("rdma_destroy_id", int(rc))
 	}
 	id.id = nil
+	id.ch.nids.Add(-1)
 	cmidRegistry.del(unsafe.Pointer(cid), id)
 	return nil
 }
@@ -446,7 +453,7 @@ func (id *CMID) NewQP(pd *PD, attr QPInitAttr) (*QP, error) {
 		return nil, err
 	}
 	defer id.mu.Unlock()
-	if id.qp != nil {
+	if id.qp != nil && id.qp.alive() {
 		return nil, opErr(op, int(syscall.EEXIST))
 	}
 	p, err := pd.lock(op)
@@ -569,6 +576,8 @@ func (id *CMID) Migrate(ch *EventChannel) error {
 	if rc := C.cverbs_migrate_id(cid, cch); rc != 0 {
 		return opErr(op, int(rc))
 	}
+	id.ch.nids.Add(-1)
+	ch.nids.Add(1)
 	id.ch = ch
 	return nil
 }

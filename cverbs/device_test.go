@@ -153,6 +153,11 @@ func TestObjectLifecycle(t *testing.T) {
 	id, err := ech.CreateID()
 	require.NoError(t, err)
 	assert.Equal(t, "", id.DeviceName())
+	requireOpErr(t, ech.Close(), syscall.EBUSY) // the id still uses it
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = ech.GetEvent(ctx) // and it still works
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NoError(t, id.Close())
 	require.NoError(t, id.Close())
 	requireOpErr(t, id.Listen(1), ErrClosed)
@@ -606,9 +611,12 @@ func TestCMReject(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitTimeout)
 	defer cancel()
 
-	cid, err := cch.CreateID()
+	// Created on one channel, moved to another before any event.
+	tmp := newChannel(t)
+	cid, err := tmp.CreateID()
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cid.Close()) })
+	require.NoError(t, cid.Migrate(cch))
 	require.NoError(t, resolve(ctx, cch, cid, netip.AddrPortFrom(ip, 7492), netip.AddrPortFrom(ip, 7491)))
 	require.Equal(t, r.ctx.Name(), cid.DeviceName())
 	a := r.newQPEnd(t, endOpts{})

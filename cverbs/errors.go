@@ -12,6 +12,7 @@ type OpError struct {
 	Err error
 }
 
+// Error returns "op: err".
 func (e *OpError) Error() string { return e.Op + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error so errors.Is(err, syscall.EINVAL) works.

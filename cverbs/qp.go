@@ -190,6 +190,13 @@ func (qp *QP) Close() error {
 	return nil
 }
 
+// alive reports whether the QP is not closed.
+func (qp *QP) alive() bool {
+	qp.mu.Lock()
+	defer qp.mu.Unlock()
+	return qp.qp != nil
+}
+
 // lock takes qp.mu and returns the C QP; the caller unlocks qp.mu.
 func (qp *QP) lock(op string) (*C.struct_ibv_qp, error) {
 	if qp == nil {
