@@ -1,0 +1,352 @@
+package udat
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Private data travels with the request and the accept; the passive side's
+// ESTABLISHED event carries none (dat_evd_wait: "For the Passive side,
+// DAT_CONNECTION_EVENT_ESTABLISHED event private_data is not defined and
+// private_data_size returns zero").
+func TestConnectPrivateDataAndStates(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	psp, q, err := ia.CreatePSPAny(crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	pq, err := psp.Query()
+	require.NoError(t, err)
+	require.Equal(t, q, pq.ConnQual)
+	require.Equal(t, crEVD, pq.EVD)
+
+	pd := []byte("request private data")
+	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, pd, QoSBestEffort, ConnectDefault))
+	st, _, _, err := c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Contains(t, []EPState{EPStateActiveConnectionPending, EPStateConnected}, st)
+	requireCode(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0), InvalidState|stateSubtype(st))
+
+	ev := waitEvent(t, crEVD)
+	require.Equal(t, EventConnectionRequest, ev.Number)
+	require.Equal(t, psp, ev.CR.PSP)
+	require.Equal(t, q, ev.CR.ConnQual)
+	require.Equal(t, ia.Address(), ev.CR.LocalIAAddress)
+	cr := ev.CR.CR
+	crp, err := cr.Query()
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(crp.PrivateData, pd), "request private data %q", crp.PrivateData)
+	require.Equal(t, ia.Address(), crp.RemoteAddr)
+	ht, err := GetHandleType(cr)
+	require.NoError(t, err)
+	require.Equal(t, HandleTypeCR, ht)
+
+	require.NoError(t, cr.Accept(s.ep, []byte("accept private data")))
+	requireCode(t, cr.Accept(s.ep, nil), InvalidHandle|InvalidHandleCR, "the CR is destroyed by accept")
+	ev = waitEvent(t, c.conn)
+	require.Equal(t, EventConnectionEstablished, ev.Number)
+	require.Equal(t, c.ep, ev.Conn.EP)
+	require.True(t, bytes.HasPrefix(ev.Conn.PrivateData, []byte("accept private data")))
+	ev = waitEvent(t, s.conn)
+	require.Equal(t, EventConnectionEstablished, ev.Number)
+	require.Empty(t, ev.Conn.PrivateData)
+	for _, sd := range []side{c, s} {
+		st, _, _, err := sd.ep.GetStatus()
+		require.NoError(t, err)
+		require.Equal(t, EPStateConnected, st)
+	}
+	ep, err := c.ep.Query()
+	require.NoError(t, err)
+	require.Equal(t, ia.Address(), ep.RemoteAddr)
+	require.Equal(t, PortQual(q), ep.RemotePortQual)
+	require.NoError(t, psp.Free())
+	requireCode(t, psp.Free(), InvalidHandle|InvalidHandlePSP)
+}
+
+// dat_cr_reject (DAT 2.0, with private data): the requester gets
+// DAT_CONNECTION_EVENT_PEER_REJECTED with the private data; a request no
+// service point listens for is DAT_CONNECTION_EVENT_NON_PEER_REJECTED.
+// A rejected EP is DISCONNECTED, and Reset makes it usable again.
+func TestConnectRejected(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	postRecvs(t, c, 0, 64, 1, 5)
+	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
+	cr := waitEvent(t, crEVD).CR.CR
+	requireCode(t, cr.Reject(make([]byte, 145)), InvalidParameter|InvalidArg3)
+	require.NoError(t, cr.Reject([]byte("go away")))
+	ev := waitEvent(t, c.conn)
+	require.Equal(t, EventConnectionPeerRejected, ev.Number)
+	require.True(t, bytes.HasPrefix(ev.Conn.PrivateData, []byte("go away")), "reject data %q", ev.Conn.PrivateData)
+	st, _, _, err := c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateDisconnected, st)
+	// The pre-posted receive is flushed.
+	d := waitDTO(t, c.recv)
+	require.Equal(t, DTOErrFlushed, d.Status)
+	require.Equal(t, uint64(5), d.Cookie)
+
+	require.NoError(t, c.ep.Reset())
+	st, _, _, err = c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateUnconnected, st)
+	require.NoError(t, c.ep.Connect(ia.Address(), nextConnQual(), waitUS, nil, 0, 0))
+	ev = waitEvent(t, c.conn)
+	require.Equal(t, EventConnectionNonPeerRejected, ev.Number)
+}
+
+// A request the passive side never answers ends with
+// DAT_CONNECTION_EVENT_TIMED_OUT after the connect timeout.
+func TestConnectTimedOut(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, c.ep.Connect(ia.Address(), q, 500_000, nil, 0, 0))
+	cr := waitEvent(t, crEVD).CR.CR
+	ev := waitEvent(t, c.conn)
+	require.Equal(t, EventConnectionTimedOut, ev.Number)
+	require.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond)
+	st, _, _, err := c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateDisconnected, st)
+	cr.Reject(nil)
+	requireEmpty(t, c.conn)
+}
+
+// An address nobody answers for is DAT_CONNECTION_EVENT_UNREACHABLE, or
+// DAT_CONNECTION_EVENT_TIMED_OUT when the connect timeout comes first (on a
+// dummy interface, address resolution succeeds and the request goes
+// unanswered).
+func TestConnectUnreachable(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	a4 := ia.Address().As4()
+	a4[3] ^= 0x40 // another host on the device's subnet
+	require.NoError(t, c.ep.Connect(netip.AddrFrom4(a4), 1, 3_000_000, nil, 0, 0))
+	ev := waitEvent(t, c.conn)
+	require.Contains(t, []EventNumber{EventConnectionUnreachable, EventConnectionTimedOut}, ev.Number)
+}
+
+// Bad connect arguments are refused before anything happens.
+func TestConnectInvalidArguments(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	addr := ia.Address()
+	requireCode(t, c.ep.Connect(netip.Addr{}, 1, waitUS, nil, 0, 0), InvalidAddress|InvalidAddressMalformed)
+	requireCode(t, c.ep.Connect(addr, 1, waitUS, make([]byte, 57), 0, 0), InvalidParameter|InvalidArg5)
+	requireCode(t, c.ep.Connect(addr, 1, waitUS, nil, 0x100, 0), InvalidParameter|InvalidArg7)
+	requireCode(t, c.ep.Connect(addr, 1, waitUS, nil, 0, 4), InvalidParameter|InvalidArg8)
+	noConn, err := ia.CreateEP(pz, c.recv, c.req, nil, nil)
+	require.NoError(t, err)
+	requireCode(t, noConn.Connect(addr, 1, waitUS, nil, 0, 0), InvalidState|InvalidStateEPEVDConnect)
+	requireCode(t, c.ep.Disconnect(CloseAbruptFlag), InvalidState|InvalidStateEPUnconnected)
+	requireCode(t, c.ep.Disconnect(7), InvalidParameter|InvalidArg2)
+	st, _, _, err := c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateUnconnected, st)
+}
+
+// dat_ep_disconnect, graceful and abrupt, from either side: both sides get
+// DAT_CONNECTION_EVENT_DISCONNECTED and end DISCONNECTED; outstanding
+// receives are flushed.
+func TestDisconnect(t *testing.T) {
+	for _, flags := range []CloseFlags{CloseGracefulFlag, CloseAbruptFlag} {
+		t.Run(flags.String(), func(t *testing.T) {
+			p := newPair(t, pairOpts{})
+			postRecvs(t, p.client, 0, 64, 2, 1)
+			require.NoError(t, p.server.ep.Disconnect(flags))
+			require.Equal(t, EventConnectionDisconnected, waitEvent(t, p.server.conn).Number)
+			require.Equal(t, EventConnectionDisconnected, waitEvent(t, p.client.conn).Number)
+			for _, sd := range []side{p.client, p.server} {
+				st, _, _, err := sd.ep.GetStatus()
+				require.NoError(t, err)
+				require.Equal(t, EPStateDisconnected, st)
+			}
+			for i := 1; i <= 2; i++ {
+				d := waitDTO(t, p.client.recv)
+				require.Equal(t, DTOErrFlushed, d.Status)
+				require.Equal(t, uint64(i), d.Cookie)
+			}
+			require.NoError(t, p.client.ep.Disconnect(flags), "disconnecting a DISCONNECTED EP is a no-op")
+			requireEmpty(t, p.client.conn)
+			_, recvIdle, reqIdle, err := p.client.ep.GetStatus()
+			require.NoError(t, err)
+			require.True(t, recvIdle)
+			require.True(t, reqIdle)
+		})
+	}
+}
+
+// A disconnected EP is reset and connects again.
+func TestResetAndReconnect(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	p := newPairIn(t, ia, pz, pairOpts{})
+	requireCode(t, p.client.ep.Reset(), InvalidState|InvalidStateEPConnected)
+	disconnectPair(t, p)
+	require.NoError(t, p.client.ep.Reset())
+	require.NoError(t, p.server.ep.Reset())
+	require.NoError(t, p.client.ep.Connect(ia.Address(), p.qual, waitUS, nil, 0, 0))
+	cr := waitEvent(t, p.cr).CR.CR
+	postRecvs(t, p.server, 0, 64, 1, 9)
+	require.NoError(t, cr.Accept(p.server.ep, nil))
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, p.client.conn).Number)
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, p.server.conn).Number)
+	require.NoError(t, p.client.ep.PostSend([]LMRTriplet{p.client.lmr.Triplet(0, 8)}, 1, 0))
+	require.Equal(t, DTOSuccess, waitDTO(t, p.client.req).Status)
+	d := waitDTO(t, p.server.recv)
+	require.Equal(t, DTOSuccess, d.Status)
+	require.Equal(t, uint64(9), d.Cookie)
+}
+
+// An RSP reserves one EP; its request moves the EP to
+// PASSIVE_CONNECTION_PENDING, and accepting the CR connects it.
+func TestRSP(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	rsp, err := ia.CreateRSP(q, s.ep, crEVD)
+	require.NoError(t, err)
+	_, err = ia.CreateRSP(nextConnQual(), s.ep, crEVD)
+	requireCode(t, err, InvalidState|InvalidStateEPReserved)
+	rp, err := rsp.Query()
+	require.NoError(t, err)
+	require.Equal(t, s.ep, rp.EP)
+	require.Equal(t, q, rp.ConnQual)
+	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
+	ev := waitEvent(t, crEVD)
+	require.Equal(t, EventConnectionRequest, ev.Number)
+	require.Equal(t, rsp, ev.CR.RSP)
+	require.Equal(t, rsp, ev.CR.SP())
+	crp, err := ev.CR.CR.Query()
+	require.NoError(t, err)
+	require.Equal(t, s.ep, crp.LocalEP)
+	st, _, _, err := s.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStatePassiveConnectionPending, st)
+	require.NoError(t, ev.CR.CR.Accept(nil, nil))
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, c.conn).Number)
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, s.conn).Number)
+	require.NoError(t, rsp.Free())
+}
+
+// dat_cr_handoff cannot be done with rdma_cm: DAT_NOT_IMPLEMENTED, and the
+// CR stays usable.
+func TestCRHandoff(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
+	cr := waitEvent(t, crEVD).CR.CR
+	requireCode(t, cr.Handoff(nextConnQual()), NotImplemented)
+	require.NoError(t, cr.Reject(nil))
+	require.Equal(t, EventConnectionPeerRejected, waitEvent(t, c.conn).Number)
+}
+
+// A connection qualifier can be listened on once.
+func TestPSPConnQualInUse(t *testing.T) {
+	ia := openIA(t)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	psp, err := ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	requireCode(t, err, ConnQualInUse)
+	_, err = ia.CreatePSP(nextConnQual(), crEVD, PSPProviderFlag)
+	requireCode(t, err, ModelNotSupported)
+	dto, err := ia.CreateEVD(4, EVDDTOFlag)
+	require.NoError(t, err)
+	_, err = ia.CreatePSP(nextConnQual(), dto, PSPConsumerFlag)
+	requireCode(t, err, InvalidHandle|InvalidHandleEVDCR)
+	requireCode(t, crEVD.Free(), InvalidState|InvalidStateEVDInUse)
+	require.NoError(t, psp.Free())
+	require.NoError(t, crEVD.Free())
+}
+
+// dat_ep_dup_connect connects to the service point another EP is connected
+// to.
+func TestDupConnect(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	p := newPairIn(t, ia, pz, pairOpts{})
+	c2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	s2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	require.NoError(t, c2.ep.DupConnect(p.client.ep, waitUS, []byte("dup"), 0))
+	ev := waitEvent(t, p.cr)
+	require.Equal(t, p.psp, ev.CR.PSP)
+	require.NoError(t, ev.CR.CR.Accept(s2.ep, nil))
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, c2.conn).Number)
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, s2.conn).Number)
+	c3 := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	requireCode(t, c3.ep.DupConnect(c3.ep, waitUS, nil, 0), InvalidState|InvalidStateEPUnconnected)
+}
+
+// Freeing a connected EP disconnects it; the peer sees
+// DAT_CONNECTION_EVENT_DISCONNECTED.
+func TestFreeConnectedEP(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	postRecvs(t, p.client, 0, 64, 1, 1)
+	require.NoError(t, p.client.ep.Free())
+	require.Equal(t, EventConnectionDisconnected, waitEvent(t, p.server.conn).Number)
+	d := waitDTO(t, p.client.recv)
+	require.Equal(t, DTOErrFlushed, d.Status, "the freed EP's receive is flushed")
+	require.NoError(t, p.server.ep.Free())
+	require.NoError(t, p.client.req.Free())
+}
+
+// Accept checks its EP.
+func TestAcceptInvalid(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	p := newPairIn(t, ia, pz, pairOpts{})
+	c2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	require.NoError(t, c2.ep.Connect(ia.Address(), p.qual, waitUS, nil, 0, 0))
+	cr := waitEvent(t, p.cr).CR.CR
+	requireCode(t, cr.Accept(p.server.ep, nil), InvalidState|InvalidStateEPConnected)
+	requireCode(t, cr.Accept(nil, nil), InvalidHandle|InvalidHandleEP)
+	s2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	requireCode(t, cr.Accept(s2.ep, make([]byte, 161)), InvalidParameter|InvalidArg4)
+	require.NoError(t, cr.Accept(s2.ep, make([]byte, 160)))
+	require.Equal(t, EventConnectionEstablished, waitEvent(t, c2.conn).Number)
+}
