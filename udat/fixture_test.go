@@ -197,3 +197,15 @@ func disconnectPair(t testing.TB, p *pair) {
 	ev = waitEvent(t, p.server.conn)
 	require.Equal(t, EventConnectionDisconnected, ev.Number)
 }
+
+func deviceName(t testing.TB) string {
+	t.Helper()
+	return devtest.Require(t)
+}
+
+func mustPZ(t testing.TB, ia *IA) *PZ {
+	t.Helper()
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	return pz
+}

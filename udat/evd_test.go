@@ -1,0 +1,235 @@
+package udat
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// dat_evd_wait: the timeout is in microseconds; 0 polls.
+func TestEVDWaitTimeout(t *testing.T) {
+	ia := openIA(t)
+	for _, flags := range []EVDFlags{EVDSoftwareFlag, EVDDTOFlag | EVDSoftwareFlag} {
+		e, err := ia.CreateEVD(4, flags)
+		require.NoError(t, err)
+		start := time.Now()
+		_, _, err = e.Wait(200_000, 1)
+		requireCode(t, err, TimeoutExpired)
+		require.True(t, errors.Is(err, ErrTimeoutExpired))
+		require.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
+		_, _, err = e.Wait(0, 1)
+		requireCode(t, err, TimeoutExpired)
+		_, err = e.Dequeue()
+		requireCode(t, err, QueueEmpty)
+	}
+}
+
+// WaitContext: a deadline gives DAT_TIMEOUT_EXPIRED, a cancel
+// DAT_INTERRUPTED_CALL; an event posted meanwhile wakes the waiter.
+func TestEVDWaitContext(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(4, EVDSoftwareFlag|EVDDTOFlag)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, _, err = e.WaitContext(ctx, 1)
+	requireCode(t, err, TimeoutExpired)
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	_, _, err = e.WaitContext(ctx, 1)
+	requireCode(t, err, InterruptedCall)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		e.PostSE(Event{Number: EventSoftware, Software: "hi"})
+	}()
+	ev, n, err := e.WaitContext(context.Background(), 1)
+	require.NoError(t, err)
+	require.Equal(t, EventSoftware, ev.Number)
+	require.Equal(t, "hi", ev.Software)
+	require.Equal(t, e, ev.EVD)
+	require.Zero(t, n)
+	_, _, err = e.WaitContext(nil, 1) //nolint:staticcheck // a nil context is refused, not a panic
+	requireType(t, err, InvalidParameter)
+}
+
+// One waiter at a time; the threshold must be between 1 and the queue
+// length.
+func TestEVDWaiterAndThreshold(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(4, EVDSoftwareFlag)
+	require.NoError(t, err)
+	for _, th := range []int{0, -1, 5} {
+		_, _, err := e.Wait(0, th)
+		requireCode(t, err, InvalidParameter|InvalidArg3, "threshold %d", th)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.Wait(waitUS, 2)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	_, _, err = e.Wait(0, 1)
+	requireCode(t, err, InvalidState|InvalidStateEVDWaiter)
+	requireCode(t, e.Free(), InvalidState|InvalidStateEVDWaiter)
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: 1}))
+	select {
+	case err := <-done:
+		t.Fatalf("woke below threshold: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: 2}))
+	require.NoError(t, <-done)
+	ev, err := e.Dequeue()
+	require.NoError(t, err)
+	require.Equal(t, 2, ev.Software)
+}
+
+// dat_evd_post_se: software events only, on a software EVD, within the
+// queue length (DAT_QUEUE_FULL).
+func TestEVDPostSE(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(2, EVDSoftwareFlag)
+	require.NoError(t, err)
+	requireCode(t, e.PostSE(Event{Number: EventDTOCompletion}), InvalidParameter|InvalidArg2)
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: "a"}))
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: "b"}))
+	requireCode(t, e.PostSE(Event{Number: EventSoftware}), QueueFull)
+	for _, want := range []string{"a", "b"} {
+		ev, err := e.Dequeue()
+		require.NoError(t, err)
+		require.Equal(t, want, ev.Software)
+	}
+	noSW, err := ia.CreateEVD(2, EVDDTOFlag)
+	require.NoError(t, err)
+	requireCode(t, noSW.PostSE(Event{Number: EventSoftware}), InvalidParameter|InvalidArg1)
+}
+
+// dat_evd_create argument checks, dat_evd_query, dat_evd_resize.
+func TestEVDCreateQueryResize(t *testing.T) {
+	ia := openIA(t)
+	for _, f := range []EVDFlags{0, EVDAsyncFlag, 0x1000} {
+		_, err := ia.CreateEVD(4, f)
+		requireCode(t, err, InvalidParameter|InvalidArg4, "flags %v", f)
+	}
+	_, err := ia.CreateEVD(0, EVDDTOFlag)
+	requireCode(t, err, InvalidParameter|InvalidArg2)
+	e, err := ia.CreateEVD(4, EVDSoftwareFlag|EVDDTOFlag)
+	require.NoError(t, err)
+	q, err := e.Query()
+	require.NoError(t, err)
+	require.Equal(t, 4, q.QLen)
+	require.Equal(t, ia, q.IA)
+	require.Equal(t, EVDSoftwareFlag|EVDDTOFlag, q.Flags)
+	require.Equal(t, EVDStateEnabled|EVDStateWaitable, q.State)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: i}))
+	}
+	requireCode(t, e.Resize(2), InvalidState)
+	require.NoError(t, e.Resize(16))
+	for i := 3; i < 16; i++ {
+		require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: i}))
+	}
+	for i := 0; i < 16; i++ {
+		ev, err := e.Dequeue()
+		require.NoError(t, err)
+		require.Equal(t, i, ev.Software, "resize keeps the queued events in order")
+	}
+	q, err = e.Query()
+	require.NoError(t, err)
+	require.Equal(t, 16, q.QLen)
+	require.NoError(t, e.Disable())
+	q, _ = e.Query()
+	require.Equal(t, EVDStateDisabled|EVDStateWaitable, q.State)
+	require.NoError(t, e.Enable())
+	require.NoError(t, e.Free())
+	requireType(t, e.Free(), InvalidHandle)
+	_, err = e.Dequeue()
+	requireType(t, err, InvalidHandle)
+	requireCode(t, ia.AsyncEVD().Free(), InvalidState|InvalidStateEVDAsync)
+}
+
+// dat_evd_set_unwaitable wakes a waiter with DAT_INVALID_STATE; events can
+// still be dequeued.
+func TestEVDUnwaitable(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(4, EVDSoftwareFlag)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.Wait(waitUS, 1)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, e.SetUnwaitable())
+	requireCode(t, <-done, InvalidState|InvalidStateEVDUnwaitable)
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware}))
+	_, _, err = e.Wait(0, 1)
+	requireCode(t, err, InvalidState|InvalidStateEVDUnwaitable)
+	_, err = e.Dequeue()
+	require.NoError(t, err)
+	require.NoError(t, e.ClearUnwaitable())
+	_, _, err = e.Wait(0, 1)
+	requireCode(t, err, TimeoutExpired)
+}
+
+// EVDs given for a role must have that role's flag.
+func TestEVDRoles(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	dto, err := ia.CreateEVD(4, EVDDTOFlag)
+	require.NoError(t, err)
+	conn, err := ia.CreateEVD(4, EVDConnectionFlag)
+	require.NoError(t, err)
+	_, err = ia.CreateEP(pz, conn, dto, conn, nil)
+	requireCode(t, err, InvalidHandle|InvalidHandleEVDRecv)
+	_, err = ia.CreateEP(pz, dto, conn, conn, nil)
+	requireCode(t, err, InvalidHandle|InvalidHandleEVDRequest)
+	_, err = ia.CreateEP(pz, dto, dto, dto, nil)
+	requireCode(t, err, InvalidHandle|InvalidHandleEVDConn)
+	freed, err := ia.CreateEVD(4, EVDDTOFlag)
+	require.NoError(t, err)
+	require.NoError(t, freed.Free())
+	_, err = ia.CreateEP(pz, freed, dto, conn, nil)
+	requireCode(t, err, InvalidHandle|InvalidHandleEVDRecv)
+	ep, err := ia.CreateEP(pz, dto, dto, conn, nil)
+	require.NoError(t, err)
+	requireCode(t, dto.Free(), InvalidState|InvalidStateEVDInUse)
+	require.NoError(t, ep.Free())
+	require.NoError(t, dto.Free())
+}
+
+// dat_ia_close with DAT_CLOSE_ABRUPT_FLAG frees everything; a goroutine
+// waiting on one of its EVDs returns DAT_ABORT.
+func TestIACloseAbruptAbortsWaiters(t *testing.T) {
+	ia, err := OpenIA(deviceName(t), 8)
+	require.NoError(t, err)
+	p := newPairIn(t, ia, mustPZ(t, ia), pairOpts{})
+	done := make(chan error, 2)
+	go func() {
+		_, _, err := p.client.req.Wait(TimeoutInfinite, 1)
+		done <- err
+	}()
+	go func() {
+		_, _, err := ia.AsyncEVD().Wait(TimeoutInfinite, 1)
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	requireCode(t, ia.Close(CloseGracefulFlag), InvalidState|InvalidStateIAInUse)
+	require.NoError(t, ia.Close(CloseAbruptFlag))
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			requireCode(t, err, Abort)
+		case <-time.After(20 * time.Second):
+			t.Fatal("waiter not aborted")
+		}
+	}
+	requireType(t, p.client.ep.PostSend(nil, 1, 0), InvalidHandle)
+	requireType(t, ia.Close(CloseAbruptFlag), InvalidHandle)
+	_, err = ia.CreatePZ()
+	requireType(t, err, InvalidHandle)
+}
