@@ -110,8 +110,15 @@ ensure_initramfs() {
 }
 
 ensure_packages
+# Concurrent runs (go test -p N) must not unpack the kernel or build the
+# initramfs at the same time.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
 ensure_kernel
 ensure_initramfs
+flock -u 9
+exec 9>&-
 
 # The run directory lives in the host's /tmp, which the guest mounts read-write.
 run=$(mktemp -d /tmp/udapl-vmrun.XXXXXX)
