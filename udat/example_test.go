@@ -1,0 +1,208 @@
+package udat_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// A whole program: a passive side listens, an active side connects to it
+// over the same device, and a message goes from one to the other.
+func Example_sendReceive() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	pz, _ := ia.CreatePZ()
+
+	// Each side: a DTO EVD, a connection EVD, an EP and some memory.
+	newEP := func() (*udat.EP, *udat.EVD, *udat.EVD, *udat.LMR) {
+		dto, _ := ia.CreateEVD(16, udat.EVDDTOFlag)
+		conn, _ := ia.CreateEVD(4, udat.EVDConnectionFlag)
+		ep, err := ia.CreateEP(pz, dto, dto, conn, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		lmr, _ := ia.AllocLMR(pz, 4096, udat.MemPrivLocalRead|udat.MemPrivLocalWrite)
+		return ep, dto, conn, lmr
+	}
+	server, sDTO, sConn, sMem := newEP()
+	client, cDTO, cConn, cMem := newEP()
+
+	// The server listens on connection qualifier 4791 and pre-posts a receive.
+	crEVD, _ := ia.CreateEVD(4, udat.EVDCRFlag)
+	if _, err := ia.CreatePSP(4791, crEVD, udat.PSPConsumerFlag); err != nil {
+		log.Fatal(err)
+	}
+	server.PostRecv([]udat.LMRTriplet{sMem.Triplet(0, 64)}, 1, udat.CompletionDefault)
+
+	// The client connects; the server accepts the request.
+	client.Connect(ia.Address(), 4791, 10_000_000, []byte("hi"), udat.QoSBestEffort, udat.ConnectDefault)
+	ev, _, _ := crEVD.Wait(10_000_000, 1)
+	ev.CR.CR.Accept(server, nil)
+	ev, _, _ = cConn.Wait(10_000_000, 1)
+	fmt.Println("client:", ev.Number)
+	ev, _, _ = sConn.Wait(10_000_000, 1)
+	fmt.Println("server:", ev.Number)
+
+	// Send.
+	n := copy(cMem.Bytes(), "hello, DAT")
+	client.PostSend([]udat.LMRTriplet{cMem.Triplet(0, n)}, 2, udat.CompletionDefault)
+	ev, _, _ = cDTO.Wait(10_000_000, 1)
+	fmt.Println("send:", ev.DTO.Status, "cookie", ev.DTO.Cookie)
+	ev, _, _ = sDTO.Wait(10_000_000, 1)
+	fmt.Printf("received %q, cookie %d\n", sMem.Bytes()[:ev.DTO.TransferredLength], ev.DTO.Cookie)
+
+	client.Disconnect(udat.CloseGracefulFlag)
+	ev, _, _ = cConn.Wait(10_000_000, 1)
+	fmt.Println("client:", ev.Number)
+	// Output:
+	// client: DAT_CONNECTION_EVENT_ESTABLISHED
+	// server: DAT_CONNECTION_EVENT_ESTABLISHED
+	// send: DAT_DTO_SUCCESS cookie 2
+	// received "hello, DAT", cookie 1
+	// client: DAT_CONNECTION_EVENT_DISCONNECTED
+}
+
+// connected returns two connected EPs of ia, each with one EVD for
+// everything DTO-related, and some memory registered for each.
+func connected(ia *udat.IA, qual udat.ConnQual) (client, server *udat.EP, cEVD, sEVD *udat.EVD, cMem, sMem *udat.LMR) {
+	pz, _ := ia.CreatePZ()
+	mk := func() (*udat.EP, *udat.EVD, *udat.EVD, *udat.LMR) {
+		dto, _ := ia.CreateEVD(64, udat.EVDDTOFlag)
+		conn, _ := ia.CreateEVD(4, udat.EVDConnectionFlag)
+		ep, _ := ia.CreateEP(pz, dto, dto, conn, nil)
+		mem, _ := ia.AllocLMR(pz, 4096, udat.MemPrivAll)
+		return ep, dto, conn, mem
+	}
+	client, cEVD, cConn, cMem := mk()
+	server, sEVD, sConn, sMem := mk()
+	crEVD, _ := ia.CreateEVD(4, udat.EVDCRFlag)
+	ia.CreatePSP(qual, crEVD, udat.PSPConsumerFlag)
+	client.Connect(ia.Address(), qual, 10_000_000, nil, udat.QoSBestEffort, udat.ConnectDefault)
+	ev, _, err := crEVD.Wait(10_000_000, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ev.CR.CR.Accept(server, nil)
+	cConn.Wait(10_000_000, 1)
+	sConn.Wait(10_000_000, 1)
+	return client, server, cEVD, sEVD, cMem, sMem
+}
+
+// RDMA read fetches a buffer of the peer, named by an RMR triplet the peer
+// handed over (here directly; usually in a message).
+func ExampleEP_PostRDMARead() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	client, _, cEVD, _, cMem, sMem := connected(ia, 4792)
+
+	copy(sMem.Bytes()[100:], "remote data")
+	remote := sMem.RMRTriplet(100, 11)
+	err = client.PostRDMARead([]udat.LMRTriplet{cMem.Triplet(0, 64)}, 7, remote, udat.CompletionDefault)
+	fmt.Println("post:", err)
+	ev, _, _ := cEVD.Wait(10_000_000, 1)
+	fmt.Println(ev.DTO.Op, ev.DTO.Status, ev.DTO.TransferredLength)
+	fmt.Printf("%q\n", cMem.Bytes()[:11])
+
+	// A local buffer shorter than the remote one is refused at once.
+	err = client.PostRDMARead([]udat.LMRTriplet{cMem.Triplet(0, 4)}, 8, remote, udat.CompletionDefault)
+	fmt.Println(errors.Is(err, udat.ErrLengthError), err)
+	// Output:
+	// post: <nil>
+	// DAT_DTO_RDMA_READ DAT_DTO_SUCCESS 11
+	// "remote data"
+	// true udat: dat_ep_post_rdma_read: DAT_LENGTH_ERROR
+}
+
+// The post-time checks report what the C reference leaves to the hardware.
+func ExampleEP_PostSend_errors() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	client, _, _, _, cMem, _ := connected(ia, 4793)
+
+	outside := cMem.Triplet(4090, 16) // runs past the end of the LMR
+	fmt.Println(client.PostSend([]udat.LMRTriplet{outside}, 1, udat.CompletionDefault))
+
+	otherPZ, _ := ia.CreatePZ()
+	foreign, _ := ia.AllocLMR(otherPZ, 4096, udat.MemPrivAll)
+	fmt.Println(client.PostSend([]udat.LMRTriplet{foreign.Triplet(0, 8)}, 1, udat.CompletionDefault))
+
+	fmt.Println(client.PostSend(nil, 1, udat.CompletionUnsignalled))
+
+	var nilEP *udat.EP
+	err = nilEP.PostSend(nil, 1, udat.CompletionDefault)
+	fmt.Println(errors.Is(err, udat.ErrInvalidHandle), err)
+	// Output:
+	// udat: dat_ep_post_send: DAT_INVALID_PARAMETER DAT_INVALID_ARG3
+	// udat: dat_ep_post_send: DAT_PROTECTION_VIOLATION
+	// udat: dat_ep_post_send: DAT_INVALID_PARAMETER DAT_INVALID_ARG5
+	// true udat: dat_ep_post_send: DAT_INVALID_HANDLE DAT_INVALID_HANDLE_EP
+}
+
+// Receive buffers on an SRQ serve every EP created with it.
+func ExampleSRQ_PostRecv() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	pz, _ := ia.CreatePZ()
+	srq, _ := ia.CreateSRQ(pz, udat.SRQAttr{MaxRecvDTOs: 16, MaxRecvIOV: 1})
+	mem, _ := ia.AllocLMR(pz, 4096, udat.MemPrivLocalWrite)
+	for i := 0; i < 4; i++ {
+		srq.PostRecv([]udat.LMRTriplet{mem.Triplet(i*64, 64)}, uint64(100+i))
+	}
+
+	dto, _ := ia.CreateEVD(16, udat.EVDDTOFlag)
+	conn, _ := ia.CreateEVD(4, udat.EVDConnectionFlag)
+	server, _ := ia.CreateEPWithSRQ(pz, dto, dto, conn, srq, nil)
+	cDTO, _ := ia.CreateEVD(16, udat.EVDDTOFlag)
+	cConn, _ := ia.CreateEVD(4, udat.EVDConnectionFlag)
+	client, _ := ia.CreateEP(pz, cDTO, cDTO, cConn, nil)
+	cMem, _ := ia.AllocLMR(pz, 4096, udat.MemPrivLocalRead)
+	crEVD, _ := ia.CreateEVD(4, udat.EVDCRFlag)
+	ia.CreatePSP(4794, crEVD, udat.PSPConsumerFlag)
+	client.Connect(ia.Address(), 4794, 10_000_000, nil, udat.QoSBestEffort, udat.ConnectDefault)
+	ev, _, _ := crEVD.Wait(10_000_000, 1)
+	ev.CR.CR.Accept(server, nil)
+	cConn.Wait(10_000_000, 1)
+	conn.Wait(10_000_000, 1)
+
+	copy(cMem.Bytes(), "via SRQ")
+	client.PostSend([]udat.LMRTriplet{cMem.Triplet(0, 7)}, 1, udat.CompletionSuppress)
+	ev, _, _ = dto.Wait(10_000_000, 1)
+	fmt.Println(ev.DTO.EP == server, ev.DTO.Cookie, string(mem.Bytes()[:ev.DTO.TransferredLength]))
+	q, _ := srq.Query()
+	fmt.Println("still posted:", q.OutstandingDTOCount)
+	// Output:
+	// true 100 via SRQ
+	// still posted: 3
+}
+
+// Software events carry any Go value.
+func ExampleEVD_PostSE() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	evd, _ := ia.CreateEVD(4, udat.EVDSoftwareFlag)
+	evd.PostSE(udat.Event{Number: udat.EventSoftware, Software: "wake up"})
+	ev, nmore, _ := evd.Wait(udat.TimeoutInfinite, 1)
+	fmt.Println(ev.Number, ev.Software, nmore)
+	_, err = evd.Dequeue()
+	fmt.Println(errors.Is(err, udat.ErrQueueEmpty))
+	// Output:
+	// DAT_SOFTWARE_EVENT wake up 0
+	// true
+}
