@@ -289,6 +289,16 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		if !active {
 			return
 		}
+		// INIT again first, as librdmacm does for its own QPs: before the
+		// connection existed, rdma_init_qp_attr gave the QP no remote
+		// access; now it gives remote write, and remote read when the
+		// peer accepted RDMA reads. Without this the peer's RDMA to this
+		// side fails.
+		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
+			id.Reject(nil)
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
 		if err := id.ModifyQP(ep.qp, cverbs.QPRTR); err != nil {
 			id.Reject(nil)
 			ep.failLocked(EventConnectionNonPeerRejected, nil)

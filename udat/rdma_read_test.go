@@ -313,3 +313,18 @@ func TestPostRDMAWrite(t *testing.T) {
 	}
 	requireEmpty(t, s.recv)
 }
+
+// RDMA works in both directions: the passive side reads and writes the
+// active side's memory too.
+func TestRDMAFromPassiveSide(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c, s := p.client, p.server
+	copy(c.lmr.Bytes()[100:], "client data")
+	require.NoError(t, s.ep.PostRDMARead([]LMRTriplet{s.lmr.Triplet(0, 11)}, 1, c.lmr.RMRTriplet(100, 11), 0))
+	require.Equal(t, DTOSuccess, waitDTO(t, s.req).Status)
+	require.Equal(t, "client data", string(s.lmr.Bytes()[:11]))
+	copy(s.lmr.Bytes()[200:], "server data")
+	require.NoError(t, s.ep.PostRDMAWrite([]LMRTriplet{s.lmr.Triplet(200, 11)}, 2, c.lmr.RMRTriplet(300, 11), 0))
+	require.Equal(t, DTOSuccess, waitDTO(t, s.req).Status)
+	require.Equal(t, "server data", string(c.lmr.Bytes()[300:311]))
+}
