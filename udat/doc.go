@@ -24,8 +24,12 @@
 // the same PZ, the local read or write privilege, enough room for an RDMA
 // read, the number of segments, the completion flags. Nothing is posted when
 // a check fails. Every posted DTO produces exactly one completion event,
-// except a successful one posted with CompletionSuppress or
-// CompletionUnsignalled, which produces none. Sends and RDMA are valid on a
+// except a successful send, RDMA read or RDMA write posted with
+// CompletionSuppress or CompletionUnsignalled, which produces none (the
+// work request is posted unsignalled, as in the C reference, and its slot is
+// reclaimed when a later completion of the same queue arrives; post a
+// signalled DTO now and then so the queue does not fill up). Receives always
+// complete with an event. Sends and RDMA are valid on a
 // CONNECTED or DISCONNECTED EP, receives in every state; on a DISCONNECTED
 // EP a DTO completes at once as flushed. Any completion error other than a
 // flush breaks the connection: the EP becomes DISCONNECTED and
@@ -111,5 +115,8 @@
 //
 // Not provided: CNOs (dat_cno_*, dat_evd_modify_cno; Go code waits with
 // WaitContext and select instead), shared memory LMRs, dat_csp_*,
-// dat_ep_common_connect and the IB extensions.
+// dat_ep_common_connect and the IB extensions. The provider side of the
+// registry (dat_provider_init, dat_provider_fini,
+// dat_registry_add_provider, dat_registry_remove_provider) has no use here:
+// the package is registry and provider in one.
 package udat

@@ -79,6 +79,7 @@ type EP struct {
 	cr         *CR
 	softHW     int
 	hardHW     int
+	freeing    bool // Free is under way
 }
 
 // State returns the EP's current state.
@@ -491,7 +492,7 @@ func (ep *EP) retire() {
 		ep.rq.mu.Lock()
 		nr := ep.rq.pendingSignaled()
 		ep.rq.mu.Unlock()
-		if ns+nr == 0 || time.Now().After(deadline) {
+		if ns+nr == 0 || time.Now().After(deadline) || !ep.reqEVD.polling() && !ep.recvEVD.polling() {
 			break
 		}
 		for _, e := range []*EVD{ep.reqEVD, ep.recvEVD} {
@@ -540,10 +541,11 @@ func (ep *EP) Free() error {
 func (ep *EP) free(force bool) error {
 	const op = "dat_ep_free"
 	ep.mu.Lock()
-	if ep.freed.Load() {
+	if ep.freed.Load() || ep.freeing {
 		ep.mu.Unlock()
 		return badHandle(op, HandleTypeEP)
 	}
+	ep.freeing = true
 	id := ep.cmid
 	ep.cmid = nil
 	if ep.timer != nil {

@@ -157,6 +157,17 @@ func (e *EVD) pushInternal(ev Event) {
 	e.mu.Unlock()
 }
 
+// polling reports whether completions can still be polled into the EVD
+// (false for nil, freed and aborted EVDs).
+func (e *EVD) polling() bool {
+	if e == nil || e.dead() {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cq != nil && !e.aborted
+}
+
 // pollLocked moves completions from the CQ to the event queue, as many as
 // there is room for. It allocates nothing. Caller holds mu.
 func (e *EVD) pollLocked() {

@@ -198,6 +198,9 @@ func TestPostRecvMessageTooLong(t *testing.T) {
 	d := waitDTO(t, s.recv)
 	require.Equal(t, DTOLengthError, d.Status)
 	require.Equal(t, uint64(1), d.Cookie)
+	// "If the reported status ... is not DAT_DTO_SUCCESS, the content of the
+	// local_iov is not defined": no length is reported either.
+	require.Zero(t, d.TransferredLength)
 	ev := waitEvent(t, s.conn)
 	require.Equal(t, EventConnectionBroken, ev.Number)
 	require.Equal(t, s.ep, ev.Conn.EP)
