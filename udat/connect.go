@@ -2,7 +2,6 @@ package udat
 
 import (
 	"bytes"
-	"context"
 	"net/netip"
 	"syscall"
 	"time"
@@ -69,25 +68,24 @@ func (ia *IA) cmOwner(id *cverbs.CMID) any {
 	return ia.cmOwners[id]
 }
 
-// cmLoop receives rdma_cm events and hands them to their EP, CR or service
-// point.
-func (ia *IA) cmLoop(ctx context.Context) {
-	defer ia.loops.Done()
-	for {
-		ev, err := ia.ech.GetEvent(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			continue
-		}
-		ia.dispatchCM(ev)
+// listenCM makes an rdma_cm id that listens on connQual for owner, a PSP or
+// an RSP.
+func (ia *IA) listenCM(op string, connQual ConnQual, owner any) (*cverbs.CMID, error) {
+	id, err := ia.ech.CreateID()
+	if err != nil {
+		return nil, verbsErr(op, err, InsufficientResources)
 	}
+	ia.registerCM(id, owner)
+	err = id.BindAddr(netip.AddrPortFrom(ia.addr, ConnQualPort(connQual)))
+	if err == nil {
+		err = id.Listen(listenBacklog)
+	}
+	if err != nil {
+		ia.unregisterCM(id)
+		id.Close()
+		return nil, verbsErr(op, err, ConnQualInUse)
+	}
+	return id, nil
 }
 
 func (ia *IA) dispatchCM(ev cverbs.CMEvent) {

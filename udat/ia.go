@@ -112,8 +112,8 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ia.cancel = cancel
 	ia.loops.Add(2)
-	go ia.cmLoop(ctx)
-	go ia.asyncLoop(ctx)
+	go eventLoop(ctx, &ia.loops, ia.ech.GetEvent, ia.dispatchCM)
+	go eventLoop(ctx, &ia.loops, ia.vctx.WaitAsyncEvent, ia.handleAsync)
 	return ia, nil
 }
 
@@ -532,24 +532,23 @@ func (ia *IA) lookupLMR(key uint32) *LMR {
 	return l
 }
 
-// asyncLoop turns device asynchronous events into DAT asynchronous events on
-// the IA's async EVD (and into broken connections for fatal QP errors).
-func (ia *IA) asyncLoop(ctx context.Context) {
-	defer ia.loops.Done()
+// eventLoop hands what next returns to handle until ctx ends. The IA runs
+// two: rdma_cm events go to their EP, CR or service point (dispatchCM), and
+// device asynchronous events become DAT asynchronous events (handleAsync). A
+// failed wait is retried after a pause, so that an error cannot make it spin.
+func eventLoop[T any](ctx context.Context, wg *sync.WaitGroup, next func(context.Context) (T, error), handle func(T)) {
+	defer wg.Done()
 	for {
-		ev, err := ia.vctx.WaitAsyncEvent(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
+		ev, err := next(ctx)
+		if err == nil {
+			handle(ev)
 			continue
 		}
-		ia.handleAsync(ev)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 

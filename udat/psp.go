@@ -2,7 +2,6 @@ package udat
 
 import (
 	"math/rand/v2"
-	"net/netip"
 	"sync"
 
 	"github.com/udapl-go/udapl/cverbs"
@@ -79,22 +78,12 @@ func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*P
 	if !ia.addr.IsValid() {
 		return nil, newError(op, InvalidAddress|InvalidAddressUnsupported)
 	}
-	id, err := ia.ech.CreateID()
+	p := &PSP{ia: ia, connQual: connQual, evd: evd, flags: flags}
+	id, err := ia.listenCM(op, connQual, p)
 	if err != nil {
-		return nil, verbsErr(op, err, InsufficientResources)
+		return nil, err
 	}
-	p := &PSP{ia: ia, connQual: connQual, evd: evd, flags: flags, id: id}
-	ia.registerCM(id, p)
-	if err := id.BindAddr(netip.AddrPortFrom(ia.addr, ConnQualPort(connQual))); err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, verbsErr(op, err, ConnQualInUse)
-	}
-	if err := id.Listen(listenBacklog); err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, verbsErr(op, err, ConnQualInUse)
-	}
+	p.id = id
 	if !addChild(ia, ia.psps, p) {
 		ia.unregisterCM(id)
 		id.Close()

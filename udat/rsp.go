@@ -1,7 +1,6 @@
 package udat
 
 import (
-	"net/netip"
 	"sync"
 
 	"github.com/udapl-go/udapl/cverbs"
@@ -45,22 +44,12 @@ func (ia *IA) CreateRSP(connQual ConnQual, ep *EP, evd *EVD) (*RSP, error) {
 	if s := ep.getState(); s != EPStateUnconnected {
 		return nil, newError(op, InvalidState|stateSubtype(s))
 	}
-	id, err := ia.ech.CreateID()
+	r := &RSP{ia: ia, connQual: connQual, evd: evd, ep: ep}
+	id, err := ia.listenCM(op, connQual, r)
 	if err != nil {
-		return nil, verbsErr(op, err, InsufficientResources)
+		return nil, err
 	}
-	r := &RSP{ia: ia, connQual: connQual, evd: evd, ep: ep, id: id}
-	ia.registerCM(id, r)
-	if err := id.BindAddr(netip.AddrPortFrom(ia.addr, ConnQualPort(connQual))); err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, verbsErr(op, err, ConnQualInUse)
-	}
-	if err := id.Listen(listenBacklog); err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, verbsErr(op, err, ConnQualInUse)
-	}
+	r.id = id
 	if !addChild(ia, ia.rsps, r) {
 		ia.unregisterCM(id)
 		id.Close()
