@@ -1,0 +1,341 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// layout describes the one registered buffer of a connection:
+//
+//	[control send slot][receive slots: nRecv x slotSize][data region]
+//
+// The data region starts on a page boundary.
+type layout struct {
+	nRecv    int
+	slotSize int
+	dataLen  int
+	// sendDepth is the number of requests (sends, RDMA) that may be in
+	// flight, control messages included.
+	sendDepth int
+	segs      int
+	readOut   bool // the EP issues RDMA reads
+}
+
+func (l layout) recvOff() int { return ctrlSize }
+
+func (l layout) dataOff() int {
+	return alignUp(ctrlSize+l.nRecv*l.slotSize, 4096)
+}
+
+func (l layout) total() int { return l.dataOff() + max(l.dataLen, 64) }
+
+func alignUp(n, a int) int { return (n + a - 1) / a * a }
+
+// cookieCtrl marks the completion of a control message send.
+const cookieCtrl = 1 << 62
+
+// conn is one end of a connection: the EP, its EVDs and its buffer.
+type conn struct {
+	ia                   *udat.IA
+	ep                   *udat.EP
+	reqEVD, rcvEVD, cEVD *udat.EVD
+	lmr                  *udat.LMR
+	buf                  []byte
+	lay                  layout
+	block                bool
+	timeout              time.Duration
+	peer                 udat.RMRTriplet // the peer's data region
+	seq                  uint32
+	// inboxOff and inboxLen are the part of the data region the peer may
+	// reach (hello advertises it); inboxLen 0 means all of it.
+	inboxOff, inboxLen int
+
+	iov []udat.LMRTriplet // scratch I/O vector
+	one [1]udat.LMRTriplet
+}
+
+// newConn creates an EP with its own EVDs and buffer in pz.
+func newConn(ia *udat.IA, pz *udat.PZ, lay layout, timeout time.Duration) (*conn, error) {
+	c := &conn{ia: ia, lay: lay, timeout: timeout}
+	var err error
+	fail := func(what string, err error) (*conn, error) {
+		c.close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	reqLen := lay.sendDepth + 8
+	if c.reqEVD, err = ia.CreateEVD(reqLen, udat.EVDDTOFlag); err != nil {
+		return fail("create the request EVD", err)
+	}
+	if c.rcvEVD, err = ia.CreateEVD(lay.nRecv+8, udat.EVDDTOFlag); err != nil {
+		return fail("create the receive EVD", err)
+	}
+	if c.cEVD, err = ia.CreateEVD(8, udat.EVDConnectionFlag); err != nil {
+		return fail("create the connection EVD", err)
+	}
+	attr := udat.DefaultEPAttr()
+	attr.MaxRequestDTOs = lay.sendDepth
+	attr.MaxRecvDTOs = lay.nRecv
+	segs := max(lay.segs, 2)
+	attr.MaxRequestIOV, attr.MaxRDMAWriteIOV, attr.MaxRDMAReadIOV, attr.MaxRecvIOV = segs, segs, segs, segs
+	if ia, _, err := ia.Query(); err == nil {
+		// As many RDMA reads in flight as the device allows, like perftest.
+		attr.MaxRDMAReadOut = clamp(ia.MaxRDMAReadOut, 1, 128)
+		attr.MaxRDMAReadIn = clamp(ia.MaxRDMAReadIn, 1, 128)
+		if ia.MaxIOVSegmentsPerDTO > 0 && segs > ia.MaxIOVSegmentsPerDTO {
+			return fail("create the EP", fmt.Errorf("%d segments: the device takes at most %d", segs, ia.MaxIOVSegmentsPerDTO))
+		}
+	}
+	if c.ep, err = ia.CreateEP(pz, c.rcvEVD, c.reqEVD, c.cEVD, &attr); err != nil {
+		return fail("create the EP", err)
+	}
+	if c.lmr, err = ia.AllocLMR(pz, lay.total(), udat.MemPrivAll); err != nil {
+		return fail(fmt.Sprintf("register %d bytes of memory", lay.total()), err)
+	}
+	c.buf = c.lmr.Bytes()
+	c.iov = make([]udat.LMRTriplet, 0, maxSegs)
+	return c, nil
+}
+
+func clamp(v, lo, hi int) int { return min(max(v, lo), hi) }
+
+// close frees everything; it is safe on a partly built conn.
+func (c *conn) close() {
+	if c.ep != nil {
+		c.ep.Free()
+	}
+	if c.lmr != nil {
+		c.lmr.Free()
+	}
+	for _, e := range []*udat.EVD{c.reqEVD, c.rcvEVD, c.cEVD} {
+		if e != nil {
+			e.Free()
+		}
+	}
+}
+
+// data returns the data region.
+func (c *conn) data() []byte {
+	o := c.lay.dataOff()
+	return c.buf[o : o+c.lay.dataLen]
+}
+
+// dataRMR is the triplet the peer uses to reach the data region (or its
+// inbox part).
+func (c *conn) dataRMR() udat.RMRTriplet {
+	if c.inboxLen > 0 {
+		return c.lmr.RMRTriplet(c.lay.dataOff()+c.inboxOff, c.inboxLen)
+	}
+	return c.lmr.RMRTriplet(c.lay.dataOff(), c.lay.dataLen)
+}
+
+// segments builds the I/O vector for n bytes at offset off of the data
+// region, split into segs nearly equal segments.
+func (c *conn) segments(off, n, segs int) []udat.LMRTriplet {
+	iov := c.iov[:0]
+	base := c.lay.dataOff() + off
+	for i := 0; i < segs; i++ {
+		lo, hi := n*i/segs, n*(i+1)/segs
+		iov = append(iov, c.lmr.Triplet(base+lo, hi-lo))
+	}
+	return iov
+}
+
+func (c *conn) recvSlot(i int) []byte {
+	o := c.lay.recvOff() + i*c.lay.slotSize
+	return c.buf[o : o+c.lay.slotSize]
+}
+
+// postRecv posts receive slot i (cookie i).
+func (c *conn) postRecv(i int) error {
+	c.one[0] = c.lmr.Triplet(c.lay.recvOff()+i*c.lay.slotSize, c.lay.slotSize)
+	if err := c.ep.PostRecv(c.one[:], uint64(i), udat.CompletionDefault); err != nil {
+		return fmt.Errorf("post a receive: %w", err)
+	}
+	return nil
+}
+
+func (c *conn) postAllRecvs() error {
+	for i := 0; i < c.lay.nRecv; i++ {
+		if err := c.postRecv(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errTimeout = errors.New("timed out waiting for the peer")
+
+// next returns the next event of evd, polling (dat_evd_dequeue) or blocking
+// (dat_evd_wait) as the conn is set up to, for at most the conn's timeout.
+func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
+	if c.block {
+		ev, _, err := evd.Wait(usec(c.timeout), 1)
+		if errors.Is(err, udat.ErrTimeoutExpired) {
+			return ev, errTimeout
+		}
+		return ev, err
+	}
+	var deadline time.Time
+	for i := 0; ; i++ {
+		ev, err := evd.Dequeue()
+		if err == nil {
+			return ev, nil
+		}
+		if !errors.Is(err, udat.ErrQueueEmpty) {
+			return ev, err
+		}
+		if i&0xfff == 0xfff {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(c.timeout)
+			} else if now.After(deadline) {
+				return ev, errTimeout
+			}
+		}
+	}
+}
+
+// nextDTO waits for a DTO completion on evd and checks that it succeeded.
+func (c *conn) nextDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, error) {
+	ev, err := c.next(evd)
+	if err != nil {
+		return udat.DTOCompletionData{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if ev.Number != udat.EventDTOCompletion {
+		return udat.DTOCompletionData{}, fmt.Errorf("%s: unexpected event %v", what, ev.Number)
+	}
+	if ev.DTO.Status != udat.DTOSuccess {
+		return ev.DTO, fmt.Errorf("%s: %v completed with %v", what, ev.DTO.Op, ev.DTO.Status)
+	}
+	return ev.DTO, nil
+}
+
+func usec(d time.Duration) udat.Timeout {
+	us := d.Microseconds()
+	if us >= math.MaxUint32 {
+		return udat.TimeoutInfinite - 1
+	}
+	return udat.Timeout(us)
+}
+
+// sendCtrl sends a control message and waits for its send to complete.
+func (c *conn) sendCtrl(m *ctrl) error {
+	c.seq++
+	m.seq = c.seq
+	m.marshal(c.buf[:ctrlSize])
+	c.one[0] = c.lmr.Triplet(0, ctrlSize)
+	if err := c.ep.PostSend(c.one[:], cookieCtrl, udat.CompletionDefault); err != nil {
+		return fmt.Errorf("send a control message: %w", err)
+	}
+	d, err := c.nextDTO(c.reqEVD, "send a control message")
+	if err != nil {
+		return err
+	}
+	if d.Cookie != cookieCtrl {
+		return fmt.Errorf("send a control message: completion of cookie %#x instead", d.Cookie)
+	}
+	return nil
+}
+
+// recvCtrl waits for a control message and reposts its receive slot.
+func (c *conn) recvCtrl() (ctrl, error) {
+	d, err := c.nextDTO(c.rcvEVD, "receive a control message")
+	if err != nil {
+		return ctrl{}, err
+	}
+	slot := int(d.Cookie)
+	if slot >= c.lay.nRecv {
+		return ctrl{}, fmt.Errorf("receive a control message: unknown cookie %d", d.Cookie)
+	}
+	m, perr := parseCtrl(c.recvSlot(slot)[:d.TransferredLength])
+	if err := c.postRecv(slot); err != nil {
+		return m, err
+	}
+	return m, perr
+}
+
+// call sends a request and returns the peer's msgResult answer.
+func (c *conn) call(m *ctrl) (ctrl, error) {
+	if err := c.sendCtrl(m); err != nil {
+		return ctrl{}, err
+	}
+	r, err := c.recvCtrl()
+	if err != nil {
+		return r, err
+	}
+	if r.typ != msgResult {
+		return r, fmt.Errorf("expected a result message, got type %d", r.typ)
+	}
+	return r, nil
+}
+
+// hello sends this side's data region triplet and receives the peer's.
+func (c *conn) hello() error {
+	if err := c.sendCtrl(&ctrl{typ: msgHello, rmr: c.dataRMR()}); err != nil {
+		return err
+	}
+	m, err := c.recvCtrl()
+	if err != nil {
+		return err
+	}
+	if m.typ != msgHello {
+		return fmt.Errorf("expected the peer's hello, got message type %d", m.typ)
+	}
+	c.peer = m.rmr
+	return nil
+}
+
+// waitConnEvent waits for the next event on the connection EVD.
+func (c *conn) waitConnEvent() (udat.Event, error) {
+	ev, _, err := c.cEVD.Wait(usec(c.timeout), 1)
+	if errors.Is(err, udat.ErrTimeoutExpired) {
+		return ev, errTimeout
+	}
+	return ev, err
+}
+
+// dial connects to the server at addr:port with the request as private data
+// and checks the server's reply.
+func (c *conn) dial(addr netip.Addr, port uint, req *request) error {
+	err := c.ep.Connect(addr, udat.ConnQual(port), usec(c.timeout), req.marshal(), udat.QoSBestEffort, udat.ConnectDefault)
+	if err != nil {
+		return connectError(addr, port, err, 0)
+	}
+	ev, err := c.waitConnEvent()
+	if err != nil {
+		return connectError(addr, port, err, 0)
+	}
+	if ev.Number != udat.EventConnectionEstablished {
+		return connectError(addr, port, nil, ev.Number)
+	}
+	return checkReply(ev.Conn.PrivateData, req.nonce)
+}
+
+// disconnect ends the connection gracefully and waits until it is down.
+func (c *conn) disconnect() error {
+	if err := c.ep.Disconnect(udat.CloseGracefulFlag); err != nil {
+		return fmt.Errorf("disconnect: %w", err)
+	}
+	return c.waitDisconnected()
+}
+
+// waitDisconnected waits for the connection's end.
+func (c *conn) waitDisconnected() error {
+	for {
+		ev, err := c.waitConnEvent()
+		if err != nil {
+			return fmt.Errorf("wait for the disconnect: %w", err)
+		}
+		switch ev.Number {
+		case udat.EventConnectionDisconnected:
+			return nil
+		case udat.EventConnectionBroken:
+			return fmt.Errorf("the connection broke")
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// latSignal is how often the ping-pong tests ask for a send completion.
+const latSignal = 8
+
+// clientLayout sizes the client's buffer for a performance run.
+func clientLayout(cfg *config) layout {
+	lay := layout{nRecv: 8, slotSize: ctrlSize, dataLen: cfg.size, sendDepth: cfg.depth + 4, segs: cfg.segs}
+	if cfg.lat {
+		lay.sendDepth = latSignal + 8
+		switch cfg.op {
+		case opSend:
+			lay.nRecv, lay.slotSize = 16, max(cfg.size, ctrlSize)
+		case opWrite:
+			lay.dataLen = 2 * cfg.size
+		}
+	}
+	return lay
+}
+
+// perfTitle describes a performance run in one line.
+func perfTitle(cfg *config) string {
+	wait := "polling"
+	if cfg.block {
+		wait = "blocking waits"
+	}
+	seg := "1 segment"
+	if cfg.segs > 1 {
+		seg = fmt.Sprintf("%d segments", cfg.segs)
+	}
+	if cfg.lat {
+		how := "ping-pong, half round trip"
+		if cfg.op == opRead {
+			how = "round trip"
+		}
+		return fmt.Sprintf("%s latency (%s), %s, %s, %s", cfg.op.title(), how, wait, seg, "udattest")
+	}
+	return fmt.Sprintf("%s bandwidth, queue depth %d, completion every %d, %s, %s, %s",
+		cfg.op.title(), cfg.depth, cfg.signal, wait, seg, "udattest")
+}
+
+// runPerf is the client of the performance test.
+func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
+	res := &result{Tool: "udattest", Test: "perf", Mode: "bw", Op: cfg.op.String(), Size: cfg.size,
+		Iters: cfg.iters, Depth: cfg.depth, Signal: cfg.signal, Wait: waitName(cfg.block), Segs: cfg.segs}
+	if cfg.lat {
+		res.Mode, res.Depth, res.Signal = "lat", 1, 0
+	}
+	cl, err := openClient(cfg)
+	if err != nil {
+		return res, err
+	}
+	defer cl.close()
+	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
+	if err != nil {
+		return res, err
+	}
+	defer c.close()
+	c.block = cfg.block
+	if cfg.lat && cfg.op == opWrite {
+		c.inboxOff, c.inboxLen = cfg.size, cfg.size
+	}
+	if err := c.postAllRecvs(); err != nil {
+		return res, err
+	}
+	req := cl.request('P', cfg)
+	if cfg.lat {
+		req.latIters = 0
+	}
+	if err := c.dial(cl.addr, cfg.port, &req); err != nil {
+		return res, err
+	}
+	if err := c.hello(); err != nil {
+		return res, err
+	}
+
+	p := startProgress(showProgress, progressOut, fmt.Sprintf("%s %d B", cfg.op.title(), cfg.size), int64(cfg.iters), cfg.size)
+	var elapsed time.Duration
+	var samples []time.Duration
+	if cfg.lat {
+		samples = make([]time.Duration, cfg.iters)
+		start := time.Now()
+		switch cfg.op {
+		case opSend:
+			err = sendPingPong(c, cfg.iters, cfg.size, cfg.segs, true, samples, p)
+		case opWrite:
+			err = writePingPong(c, cfg.iters, cfg.size, cfg.segs, true, samples, p)
+		case opRead:
+			err = c.opLatency(opRead, cfg.size, cfg.segs, samples, p)
+		}
+		elapsed = time.Since(start)
+	} else {
+		elapsed, err = c.throughput(cfg.op, cfg.iters, cfg.size, cfg.depth, cfg.signal, cfg.segs, p)
+		if err == nil && cfg.latIters > 0 {
+			samples = make([]time.Duration, cfg.latIters)
+			err = c.opLatency(cfg.op, cfg.size, cfg.segs, samples, nil)
+		}
+	}
+	p.finish()
+	if err != nil {
+		c.ep.Disconnect(udat.CloseAbruptFlag)
+		return res, err
+	}
+	if err := c.finish(); err != nil {
+		return res, err
+	}
+	res.setRate(int64(cfg.iters), cfg.size, elapsed)
+	res.setLatency(summarize(samples))
+	res.Result = "PASSED"
+	return res, nil
+}
+
+// finish tells the server the test is over and disconnects.
+func (c *conn) finish() error {
+	r, err := c.call(&ctrl{typ: msgDone})
+	if err != nil {
+		return fmt.Errorf("end the test: %w", err)
+	}
+	if r.a != 1 {
+		return fmt.Errorf("the server reported a failure")
+	}
+	return c.disconnect()
+}
+
+func waitName(block bool) string {
+	if block {
+		return "block"
+	}
+	return "poll"
+}
+
+// post posts one operation of kind op.
+func (c *conn) post(op opKind, iov []udat.LMRTriplet, cookie uint64, remote udat.RMRTriplet, flags udat.CompletionFlags) error {
+	switch op {
+	case opSend:
+		return c.ep.PostSend(iov, cookie, flags)
+	case opWrite:
+		return c.ep.PostRDMAWrite(iov, cookie, remote, flags)
+	}
+	return c.ep.PostRDMARead(iov, cookie, remote, flags)
+}
+
+// throughput runs n operations of size bytes with up to depth in flight,
+// asking for a completion every signal operations (and for the last), the
+// way dapltest -T P and perftest's *_bw tests do. A completion's cookie is
+// the number of operations it covers.
+func (c *conn) throughput(op opKind, n, size, depth, signal, segs int, p *progress) (time.Duration, error) {
+	iov := c.segments(0, size, segs)
+	remote := c.peer
+	remote.SegmentLength = uint32(size)
+	posted, completed := 0, 0
+	start := time.Now()
+	for completed < n {
+		for posted < n && posted-completed < depth {
+			posted++
+			flags := udat.CompletionSuppress
+			if posted%signal == 0 || posted == n {
+				flags = udat.CompletionDefault
+			}
+			if err := c.post(op, iov, uint64(posted), remote, flags); err != nil {
+				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
+			}
+		}
+		d, err := c.nextDTO(c.reqEVD, "wait for a completion")
+		if err != nil {
+			return 0, fmt.Errorf("after %d of %d operations: %w", completed, n, err)
+		}
+		completed = int(d.Cookie)
+		p.set(int64(completed))
+	}
+	return time.Since(start), nil
+}
+
+// opLatency times single operations, one at a time, from post to
+// completion, as dapltest's latency phase does.
+func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *progress) error {
+	iov := c.segments(0, size, segs)
+	remote := c.peer
+	remote.SegmentLength = uint32(size)
+	for i := range samples {
+		t0 := time.Now()
+		if err := c.post(op, iov, uint64(i), remote, udat.CompletionDefault); err != nil {
+			return fmt.Errorf("post %s: %w", op.title(), err)
+		}
+		if _, err := c.nextDTO(c.reqEVD, "wait for a completion"); err != nil {
+			return err
+		}
+		samples[i] = time.Since(t0)
+		p.set(int64(i + 1))
+	}
+	return nil
+}
+
+// sendPingPong bounces n messages of size bytes: the initiator sends and
+// waits for the echo, recording half the round trip in samples; the other
+// side echoes.
+func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Duration, p *progress) error {
+	iov := c.segments(0, size, segs)
+	send := func(i int) error {
+		sig := (i+1)%latSignal == 0 || i == n-1
+		flags := udat.CompletionSuppress
+		if sig {
+			flags = udat.CompletionDefault
+		}
+		if err := c.ep.PostSend(iov, uint64(i), flags); err != nil {
+			return fmt.Errorf("post send %d: %w", i+1, err)
+		}
+		if sig {
+			if _, err := c.nextDTO(c.reqEVD, "send completion"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	recv := func(i int) error {
+		d, err := c.nextDTO(c.rcvEVD, "receive")
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i+1, err)
+		}
+		if d.TransferredLength != uint64(size) {
+			return fmt.Errorf("message %d: %d bytes, expected %d", i+1, d.TransferredLength, size)
+		}
+		return c.postRecv(int(d.Cookie))
+	}
+	for i := 0; i < n; i++ {
+		if !initiator {
+			if err := recv(i); err != nil {
+				return err
+			}
+			if err := send(i); err != nil {
+				return err
+			}
+			continue
+		}
+		t0 := time.Now()
+		if err := send(i); err != nil {
+			return err
+		}
+		if err := recv(i); err != nil {
+			return err
+		}
+		samples[i] = time.Since(t0) / 2
+		p.set(int64(i + 1))
+	}
+	return nil
+}
+
+// writePingPong bounces RDMA writes like perftest's ib_write_lat: each side
+// writes a message whose last word is the iteration number into the peer's
+// inbox and polls its own inbox for the peer's. The data region holds the
+// outgoing message at [0, size) and the inbox at [size, 2*size).
+func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Duration, p *progress) error {
+	iov := c.segments(0, size, segs)
+	remote := c.peer
+	seqOff := (size - 4) &^ 3
+	out := c.data()[seqOff : seqOff+4]
+	in := (*uint32)(unsafe.Pointer(&c.data()[size+seqOff]))
+	write := func(i int) error {
+		binary.LittleEndian.PutUint32(out, uint32(i))
+		sig := i%latSignal == 0 || i == n
+		flags := udat.CompletionSuppress
+		if sig {
+			flags = udat.CompletionDefault
+		}
+		if err := c.ep.PostRDMAWrite(iov, uint64(i), remote, flags); err != nil {
+			return fmt.Errorf("post RDMA write %d: %w", i, err)
+		}
+		if sig {
+			if _, err := c.nextDTO(c.reqEVD, "RDMA write completion"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	wait := func(i int) error {
+		var le [4]byte
+		binary.LittleEndian.PutUint32(le[:], uint32(i))
+		want := binary.NativeEndian.Uint32(le[:])
+		var deadline time.Time
+		for spins := 1; atomic.LoadUint32(in) != want; spins++ {
+			if spins&0xffff == 0 {
+				now := time.Now()
+				if deadline.IsZero() {
+					deadline = now.Add(c.timeout)
+				} else if now.After(deadline) {
+					return fmt.Errorf("RDMA write %d of the peer: %w", i, errTimeout)
+				}
+			}
+		}
+		return nil
+	}
+	for i := 1; i <= n; i++ {
+		if !initiator {
+			if err := wait(i); err != nil {
+				return err
+			}
+			if err := write(i); err != nil {
+				return err
+			}
+			continue
+		}
+		t0 := time.Now()
+		if err := write(i); err != nil {
+			return err
+		}
+		if err := wait(i); err != nil {
+			return err
+		}
+		samples[i-1] = time.Since(t0) / 2
+		p.set(int64(i))
+	}
+	return nil
+}
