@@ -119,9 +119,10 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 
 // openDevice finds the device, port and network interface for name.
 func openDevice(op, name string) (*cverbs.Context, uint8, string, error) {
+	// No devices at all (no RDMA in this kernel) is still "no such provider".
 	devs, err := cverbs.Devices()
 	if err != nil {
-		return nil, 0, "", verbsErr(op, err, ProviderNotFound)
+		return nil, 0, "", newError(op, ProviderNotFound)
 	}
 	isDev := func(n string) bool {
 		for _, d := range devs {
