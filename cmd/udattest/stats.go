@@ -18,7 +18,9 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	if n == 0 {
 		return 0
 	}
-	rank := int(math.Ceil(p / 100 * float64(n)))
+	// The epsilon keeps float error (0.999*1000 = 999.0000000000001) from
+	// moving the rank up by one.
+	rank := int(math.Ceil(p/100*float64(n) - 1e-9))
 	return sorted[clamp(rank, 1, n)-1]
 }
 
