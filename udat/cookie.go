@@ -63,8 +63,9 @@ type dtoSlot struct {
 // for slot n proves that every earlier unsignalled slot has completed too.
 type fifoRing struct {
 	mu     sync.Mutex
-	slots  []dtoSlot
-	lmrs   []*LMR // maxIOV entries per slot: the LMRs a pending DTO uses
+	slots  []dtoSlot // a power of two: seq % len(slots) survives seq wrapping
+	limit  int       // at most this many DTOs outstanding
+	lmrs   []*LMR    // maxIOV entries per slot: the LMRs a pending DTO uses
 	maxIOV int
 	head   uint32 // oldest slot not yet released
 	tail   uint32 // next slot to use
@@ -85,9 +86,14 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	if maxIOV < 1 {
 		maxIOV = 1
 	}
+	n := 1
+	for n < size {
+		n <<= 1
+	}
 	return &fifoRing{
-		slots:  make([]dtoSlot, size),
-		lmrs:   make([]*LMR, size*maxIOV),
+		slots:  make([]dtoSlot, n),
+		limit:  size,
+		lmrs:   make([]*LMR, n*maxIOV),
 		maxIOV: maxIOV,
 		owner:  newOwner(),
 		kind:   kind,
@@ -100,7 +106,7 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
 
 // full reports whether no slot is free. Caller holds mu.
-func (r *fifoRing) full() bool { return r.outstanding() >= len(r.slots) }
+func (r *fifoRing) full() bool { return r.outstanding() >= r.limit }
 
 // reserve takes the next slot and returns its sequence number. Caller holds
 // mu and has checked full().
