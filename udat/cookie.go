@@ -87,7 +87,7 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 		maxIOV = 1
 	}
 	n := 1
-	for n < size {
+	for n <= size { // one spare slot for a flush marker
 		n <<= 1
 	}
 	return &fifoRing{
@@ -107,6 +107,23 @@ func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
 
 // full reports whether no slot is free. Caller holds mu.
 func (r *fifoRing) full() bool { return r.outstanding() >= r.limit }
+
+// dtoMarker is the operation of a flush marker (see EP.postFlushMarker): a
+// work request of the library's own that reports no event.
+const dtoMarker DTOOp = 1<<32 - 1
+
+// unsettled reports whether some unsignalled slot has not completed: only a
+// later completion on the queue can tell whether it succeeded. Caller holds
+// mu.
+func (r *fifoRing) unsettled() bool {
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q%uint32(len(r.slots))]
+		if s.busy && !s.done && !s.signaled {
+			return true
+		}
+	}
+	return false
+}
 
 // reserve takes the next slot and returns its sequence number. Caller holds
 // mu and has checked full().
@@ -177,7 +194,7 @@ func (r *fifoRing) drain() []dtoSlot {
 	n := uint32(len(r.slots))
 	for ; r.head != r.tail; r.head++ {
 		s := &r.slots[r.head%n]
-		if s.busy && !s.done && s.signaled {
+		if s.busy && !s.done && s.signaled && s.op != dtoMarker {
 			left = append(left, *s)
 		}
 		r.release(int(r.head % n))

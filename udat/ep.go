@@ -277,10 +277,13 @@ func (ep *EP) makeQP(op string) error {
 	init := cverbs.QPInitAttr{
 		SendCQ:     sendCQ,
 		RecvCQ:     recvCQ,
-		MaxSendWR:  max(ep.attr.MaxRequestDTOs, 1),
+		MaxSendWR:  max(ep.attr.MaxRequestDTOs, 1) + 1, // and a flush marker
 		MaxRecvWR:  max(ep.attr.MaxRecvDTOs, 1),
 		MaxSendSGE: ep.maxRequestIOV(),
 		MaxRecvSGE: max(ep.attr.MaxRecvIOV, 1),
+	}
+	if d := ia.devAttr.MaxQPWR; d > 0 && init.MaxSendWR > d {
+		init.MaxSendWR = d // no room for the marker: retire falls back on its deadline
 	}
 	if ep.srq != nil {
 		init.SRQ = ep.srq.vsrq
@@ -484,6 +487,7 @@ func (ep *EP) Reset() error {
 // missing as flushed and empties the rings. Later completions of the old
 // work requests are recognised as stale and dropped.
 func (ep *EP) retire() {
+	ep.postFlushMarker()
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		ep.sq.mu.Lock()
@@ -515,6 +519,30 @@ func (ep *EP) retire() {
 	}
 	for _, s := range lr {
 		ep.flushEvent(ep.recvEVD, s)
+	}
+}
+
+// postFlushMarker settles the unsignalled requests of an EP whose QP is in
+// the error state. The hardware reports an unsignalled request only if it
+// fails (flushed, here), so whether one not reported yet succeeded or is
+// still to be flushed is only known from a later completion of the send
+// queue: the marker, a signalled zero-length RDMA write posted behind them
+// (flushed too, and harmless had it reached the peer), provides one. It
+// takes the ring's spare slot.
+func (ep *EP) postFlushMarker() {
+	r := ep.sq
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.unsettled() || r.outstanding() >= len(r.slots) {
+		return
+	}
+	seq := r.reserve(0, 0, dtoMarker, true, nil)
+	wr := &r.swr[0]
+	*wr = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}
+	n, err := ep.qp.PostSend(r.swr[:])
+	*wr = cverbs.SendWR{}
+	if err != nil || n != 1 {
+		r.unreserve()
 	}
 }
 

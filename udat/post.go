@@ -304,7 +304,7 @@ func (ia *IA) completion(wc *cverbs.WC) (Event, bool) {
 		}
 		slot, ok = s.complete(owner, seq)
 	}
-	if !ok {
+	if !ok || slot.op == dtoMarker {
 		return Event{}, false
 	}
 	status := dtoStatus(wc.Status)
