@@ -29,7 +29,7 @@ type CR struct {
 }
 
 func (ia *IA) newCR(ev cverbs.CMEvent, connQual ConnQual) *CR {
-	cr := &CR{ia: ia, id: ev.ID, remote: ev.ID.PeerAddr(), connQual: connQual,
+	cr := &CR{object: liveObject(), ia: ia, id: ev.ID, remote: ev.ID.PeerAddr(), connQual: connQual,
 		privateData: bytes.Clone(ev.PrivateData), respRes: ev.ResponderResources, initDepth: ev.InitiatorDepth}
 	ia.registerCM(ev.ID, cr)
 	if !addChild(ia, ia.crs, cr) {

@@ -159,7 +159,7 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	if err := ia.checkEPAttr(op, &attr, attrArg); err != nil {
 		return nil, err
 	}
-	ep := &EP{ia: ia, pz: pz, recvEVD: recvEVD, reqEVD: reqEVD, connEVD: connEVD, srq: srq, attr: attr,
+	ep := &EP{object: liveObject(), ia: ia, pz: pz, recvEVD: recvEVD, reqEVD: reqEVD, connEVD: connEVD, srq: srq, attr: attr,
 		softHW: -1, hardHW: -1}
 	if err := ep.makeQP(op); err != nil {
 		return nil, err

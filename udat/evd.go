@@ -70,7 +70,7 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags) (*EVD, error) {
 
 func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 	const op = "dat_evd_create"
-	e := &EVD{ia: ia, flags: flags, qlen: qlen, q: make([]Event, qlen)}
+	e := &EVD{object: liveObject(), ia: ia, flags: flags, qlen: qlen, q: make([]Event, qlen)}
 	if flags&(EVDDTOFlag|EVDRMRBindFlag) != 0 {
 		ch, err := ia.vctx.NewCompChannel()
 		if err != nil {

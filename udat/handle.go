@@ -21,17 +21,21 @@ type Handle interface {
 	base() *object
 }
 
-// object is embedded in every DAT object: the freed flag that makes a handle
-// invalid, and the consumer context.
+// object is embedded in every DAT object: the flags that make a handle
+// valid (made by the library) or invalid (freed), and the consumer context.
 type object struct {
+	made  bool // set at creation: a zero-value object is no handle
 	freed atomic.Bool
 	ctxMu sync.Mutex
 	ctx   any
 }
 
+// liveObject returns the object part of a new DAT object.
+func liveObject() object { return object{made: true} }
+
 func (o *object) base() *object { return o }
 
-func (o *object) dead() bool { return o.freed.Load() }
+func (o *object) dead() bool { return !o.made || o.freed.Load() }
 
 func (o *object) setContext(v any) {
 	o.ctxMu.Lock()

@@ -72,6 +72,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 		return nil, err
 	}
 	ia := &IA{
+		object:   liveObject(),
 		name:     name,
 		dev:      vctx.Name(),
 		netdev:   netdev,

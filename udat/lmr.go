@@ -71,7 +71,7 @@ func (ia *IA) CreateLMR(pz *PZ, buf []byte, priv MemPriv, vaType VAType) (*LMR, 
 	if err := checkPriv(op, priv, vaType); err != nil {
 		return nil, err
 	}
-	l := &LMR{ia: ia, pz: pz, buf: buf, priv: priv}
+	l := &LMR{object: liveObject(), ia: ia, pz: pz, buf: buf, priv: priv}
 	l.pin.Pin(&buf[0])
 	if err := l.register(op); err != nil {
 		l.pin.Unpin()
@@ -105,7 +105,7 @@ func (ia *IA) AllocLMR(pz *PZ, length int, priv MemPriv) (*LMR, error) {
 	if err != nil {
 		return nil, newError(op, InsufficientResources|ResourceMemory)
 	}
-	l := &LMR{ia: ia, pz: pz, buf: buf, mapped: true, priv: priv}
+	l := &LMR{object: liveObject(), ia: ia, pz: pz, buf: buf, mapped: true, priv: priv}
 	if err := l.register(op); err != nil {
 		syscall.Munmap(buf)
 		return nil, err

@@ -78,7 +78,7 @@ func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*P
 	if !ia.addr.IsValid() {
 		return nil, newError(op, InvalidAddress|InvalidAddressUnsupported)
 	}
-	p := &PSP{ia: ia, connQual: connQual, evd: evd, flags: flags}
+	p := &PSP{object: liveObject(), ia: ia, connQual: connQual, evd: evd, flags: flags}
 	id, err := ia.listenCM(op, connQual, p)
 	if err != nil {
 		return nil, err

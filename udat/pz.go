@@ -29,7 +29,7 @@ func (ia *IA) CreatePZ() (*PZ, error) {
 	if err != nil {
 		return nil, verbsErr(op, err, InsufficientResources|ResourceProtectionDomain)
 	}
-	pz := &PZ{ia: ia, pd: pd, lmrs: map[*LMR]struct{}{}, rmrs: map[*RMR]struct{}{}}
+	pz := &PZ{object: liveObject(), ia: ia, pd: pd, lmrs: map[*LMR]struct{}{}, rmrs: map[*RMR]struct{}{}}
 	if !addChild(ia, ia.pzs, pz) {
 		pd.Close()
 		return nil, badHandle(op, HandleTypeIA)

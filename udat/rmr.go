@@ -42,7 +42,7 @@ func (pz *PZ) CreateRMR() (*RMR, error) {
 		}
 		return nil, verbsErr(op, err, InsufficientResources|ResourceMemoryRegion)
 	}
-	r := &RMR{ia: pz.ia, pz: pz, mw: mw, context: mw.RKey}
+	r := &RMR{object: liveObject(), ia: pz.ia, pz: pz, mw: mw, context: mw.RKey}
 	pz.mu.Lock()
 	pz.rmrs[r] = struct{}{}
 	pz.mu.Unlock()

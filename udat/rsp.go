@@ -44,7 +44,7 @@ func (ia *IA) CreateRSP(connQual ConnQual, ep *EP, evd *EVD) (*RSP, error) {
 	if s := ep.getState(); s != EPStateUnconnected {
 		return nil, newError(op, InvalidState|stateSubtype(s))
 	}
-	r := &RSP{ia: ia, connQual: connQual, evd: evd, ep: ep}
+	r := &RSP{object: liveObject(), ia: ia, connQual: connQual, evd: evd, ep: ep}
 	id, err := ia.listenCM(op, connQual, r)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func (ia *IA) CreateSRQ(pz *PZ, attr SRQAttr) (*SRQ, error) {
 	if err != nil {
 		return nil, verbsErr(op, err, InsufficientResources|ResourceSRQ)
 	}
-	s := &SRQ{ia: ia, pz: pz, vsrq: vs, ring: newPoolRing(attr.MaxRecvDTOs, attr.MaxRecvIOV),
+	s := &SRQ{object: liveObject(), ia: ia, pz: pz, vsrq: vs, ring: newPoolRing(attr.MaxRecvDTOs, attr.MaxRecvIOV),
 		maxIOV: attr.MaxRecvIOV, maxRecv: attr.MaxRecvDTOs, hwRecv: attr.MaxRecvDTOs}
 	if !addChild(ia, ia.srqs, s) {
 		vs.Close()

@@ -29,7 +29,7 @@ func TestWRIDRoundTrip(t *testing.T) {
 }
 
 func fakeLMR(pz *PZ, va, n uint64, priv MemPriv) *LMR {
-	return &LMR{pz: pz, va: va, length: n, priv: priv, lkey: uint32(va >> 12)}
+	return &LMR{object: liveObject(), pz: pz, va: va, length: n, priv: priv, lkey: uint32(va >> 12)}
 }
 
 func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
