@@ -502,7 +502,7 @@ func (ep *EP) retire() {
 		for _, e := range []*EVD{ep.reqEVD, ep.recvEVD} {
 			if e != nil {
 				e.mu.Lock()
-				e.pollLocked()
+				e.poll(true) // a full queue must not hide them
 				e.mu.Unlock()
 			}
 		}

@@ -170,12 +170,20 @@ func (e *EVD) polling() bool {
 
 // pollLocked moves completions from the CQ to the event queue, as many as
 // there is room for. It allocates nothing. Caller holds mu.
-func (e *EVD) pollLocked() {
+func (e *EVD) pollLocked() { e.poll(false) }
+
+// poll moves completions from the CQ to the event queue: as many as there
+// is room for, or, with all, every one (the queue grows as for the events
+// the library generates). Caller holds mu.
+func (e *EVD) poll(all bool) {
 	if e.cq == nil || e.aborted {
 		return
 	}
 	for {
 		room := len(e.q) - e.qn
+		if all {
+			room = len(e.wc)
+		}
 		if room <= 0 {
 			return
 		}

@@ -57,3 +57,50 @@ func TestSuppressedSendFlushedOnFreeAndReset(t *testing.T) {
 		})
 	}
 }
+
+// Freeing an EP whose EVD queue is full of undequeued events still collects
+// the flushes of its outstanding DTOs, the suppressed ones included, at
+// once: they are reported after the queued events, none lost.
+func TestFreeWithFullEVD(t *testing.T) {
+	const qlen = 4
+	p := newPair(t, pairOpts{evdQLen: qlen})
+	c, s := p.client, p.server
+	postRecvs(t, s, 0, 64, qlen+1, 100)
+	for i := 0; i < qlen; i++ {
+		require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, uint64(i), CompletionDefault))
+		require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+	}
+	// qlen completions queued, one taken; the next send's completion fills
+	// the queue again once Resize has polled it.
+	_, nmore, err := c.req.Wait(waitUS, qlen)
+	require.NoError(t, err)
+	require.Equal(t, qlen-1, nmore)
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, qlen, CompletionDefault))
+	require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+	require.Eventually(t, func() bool {
+		require.NoError(t, c.req.Resize(qlen))
+		_, _, reqIdle, err := c.ep.GetStatus()
+		require.NoError(t, err)
+		return reqIdle
+	}, 10*time.Second, 10*time.Millisecond)
+	// The queue holds qlen events. Now the DTOs that will be flushed: a
+	// receive, and a suppressed send the server has no receive for.
+	require.NoError(t, c.ep.PostRecv([]LMRTriplet{c.lmr.Triplet(4096, 64)}, 200, CompletionDefault))
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 201, CompletionSuppress))
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, c.ep.Free())
+	require.Less(t, time.Since(start), 400*time.Millisecond, "Free does not wait for its deadline")
+	for i := 0; i < qlen; i++ {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOSuccess, d.Status, "queued event %d", i)
+	}
+	flushed := map[uint64]bool{}
+	for i := 0; i < 2; i++ {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOErrFlushed, d.Status)
+		flushed[d.Cookie] = true
+	}
+	require.Equal(t, map[uint64]bool{200: true, 201: true}, flushed)
+	requireEmpty(t, c.req)
+}
