@@ -445,6 +445,10 @@ func (ep *EP) Reset() error {
 		return err
 	}
 	ep.mu.Lock()
+	if ep.freeing {
+		ep.mu.Unlock()
+		return badHandle(op, HandleTypeEP)
+	}
 	s := ep.getState()
 	if s == EPStateUnconnected {
 		ep.mu.Unlock()
@@ -474,6 +478,11 @@ func (ep *EP) Reset() error {
 		return verbsErr(op, err, InternalError)
 	}
 	ep.mu.Lock()
+	if ep.freeing {
+		// Free began while the QP was being reset; it owns the EP now.
+		ep.mu.Unlock()
+		return badHandle(op, HandleTypeEP)
+	}
 	ep.terminated = false
 	ep.remote = netip.AddrPort{}
 	ep.remoteQual, ep.localQual = 0, 0
