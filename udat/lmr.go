@@ -241,7 +241,9 @@ func (l *LMR) Query() (LMRParam, error) {
 
 // Free deregisters the LMR (dat_lmr_free). It fails with DAT_INVALID_STATE
 // while a posted DTO that uses the LMR has not completed, or an RMR is bound
-// to it.
+// to it. A successful suppressed or unsignalled DTO produces no completion of
+// its own: it counts as completed only when a later completion of the same
+// send queue arrives, so its LMR stays in use until then.
 func (l *LMR) Free() error {
 	const op = "dat_lmr_free"
 	if err := l.check(op); err != nil {
