@@ -60,6 +60,7 @@ type config struct {
 	verbose  bool
 	progress string // "auto", "on" or "off"
 	jsonOnly bool
+	cpuProf  string // write a CPU profile here
 	sessions int // server: exit after this many client sessions (0: never)
 
 	// performance
@@ -117,6 +118,7 @@ Common options:
                      terminal)
   -json              print only the JSON result line
   -v                 verbose
+  -cpuprofile FILE   write a Go CPU profile of the run to FILE
   -sessions N        server: exit after serving N client runs (default 0: never)
 
 Performance options (-T P):
@@ -169,6 +171,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.progress, "progress", "auto", "")
 	fs.BoolVar(&c.jsonOnly, "json", false, "")
 	fs.IntVar(&c.sessions, "sessions", 0, "")
+	fs.StringVar(&c.cpuProf, "cpuprofile", "", "")
 	fs.StringVar(&opStr, "o", "write", "")
 	fs.StringVar(&sizeStr, "size", "", "")
 	fs.IntVar(&iters, "n", -1, "")

@@ -6,7 +6,9 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // progress draws a live progress line on stderr during long runs: it
@@ -27,7 +29,7 @@ type progress struct {
 const progressDelay = time.Second
 
 // wantProgress reports whether the progress line is on: asked for, or
-// stderr is a terminal.
+// stderr is a terminal (and TERM is not "dumb").
 func wantProgress(mode string) bool {
 	switch mode {
 	case "on":
@@ -35,8 +37,15 @@ func wantProgress(mode string) bool {
 	case "off":
 		return false
 	}
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb"
+}
+
+// isTerminal reports whether f is a terminal: the TCGETS ioctl succeeds on
+// it. (A character device such as /dev/null is not enough.)
+func isTerminal(f *os.File) bool {
+	var t syscall.Termios
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	return e == 0
 }
 
 // startProgress starts the line for a run of total operations of size

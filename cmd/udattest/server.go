@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"net/netip"
+	"runtime"
 	"sync"
 
 	"github.com/udapl-go/udapl/udat"
@@ -164,8 +165,11 @@ func serverLayout(r request) layout {
 			lay.nRecv, lay.slotSize = 16, max(int(r.size), ctrlSize)
 			lay.sendDepth = latSignal + 8
 		case r.op == opSend:
+			// As many receives as perftest's ib_send_bw (-r 512): a
+			// receiver that falls behind gets RNR NAKs, and rdma_cm
+			// leaves the QPs' minimum RNR timer at 0, i.e. 655 ms.
 			slot := max(int(r.size), ctrlSize)
-			lay.nRecv, lay.slotSize = clamp(2*int(r.depth), 64, 2048), slot
+			lay.nRecv, lay.slotSize = clamp(2*int(r.depth), 512, 4096), slot
 			lay.nRecv = clamp((64<<20)/slot, 16, lay.nRecv)
 		case r.op == opWrite && r.lat:
 			lay.dataLen = 2 * int(r.size)
@@ -208,6 +212,10 @@ func (s *server) serve(cr *udat.CR, req request) error {
 		return err
 	}
 	if req.test == 'P' {
+		// The timed loops poll: keep them on one thread, as a C program
+		// would be, so the scheduler does not move them between threads.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		c.block = req.block
 		var err error
 		switch {

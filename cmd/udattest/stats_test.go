@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,13 @@ func TestPattern(t *testing.T) {
 	c := make([]byte, 1000)
 	fillPattern(c, 2)
 	assert.NotEqual(t, b, c)
+}
+
+func TestIsTerminal(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f), "/dev/null is a character device, not a terminal")
+	assert.False(t, wantProgress("off"))
+	assert.True(t, wantProgress("on"))
 }

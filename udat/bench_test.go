@@ -1,0 +1,343 @@
+package udat_test
+
+// Benchmarks of the data path: posting DTOs and polling their completions,
+// one at a time and in batches of 16 and 128 posted from a loop, with one
+// segment per DTO and with 8 segments in 8 different LMRs (every segment is
+// looked up and checked at post time). They are device benchmarks: run them
+// inside the VM,
+//
+//	go test -exec "$PWD/scripts/vmexec" -run '^$' -bench . ./udat/
+//
+// Besides ns/op and allocs/op (one op is one batch) each reports, from a
+// separate pass over the same loop:
+//
+//	ns/DTO             time per DTO (post + completion)
+//	post-allocs/DTO    heap allocations per post
+//	poll-allocs/DTO    heap allocations per completion reaped
+//	post-cgo/batch     Go-to-C calls made by posting a batch (for
+//	                   send/recv: the receives and the sends)
+//	poll-cgo/batch     Go-to-C calls made by the Dequeue calls that
+//	                   returned a completion
+//	empty-polls/batch  Dequeue calls that found nothing (each one cgo call)
+//
+// The cgo figures are read from the runtime's own counter
+// (/cgo/go-to-c-calls:calls), not estimated.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"sync/atomic"
+	"testing"
+
+	"github.com/udapl-go/udapl/internal/devtest"
+	"github.com/udapl-go/udapl/udat"
+)
+
+const (
+	benchMaxBatch = 128
+	benchMaxSegs  = 8
+	benchSegLen   = 8 // bytes per segment
+	benchTimeout  = udat.Timeout(20_000_000)
+)
+
+var benchQual atomic.Uint64
+
+func init() { benchQual.Store(uint64(40000 + os.Getpid()%5000)) }
+
+// benchPair is a connected pair of EPs on the device's loopback, each with
+// its own request and receive EVDs and benchMaxSegs LMRs.
+type benchPair struct {
+	ia                   *udat.IA
+	client, server       *udat.EP
+	cReq, cRecv          *udat.EVD
+	sReq, sRecv          *udat.EVD
+	cLMR, sLMR           []*udat.LMR
+	remote               udat.RMRTriplet
+	iov1, iov8, recvIOV8 []udat.LMRTriplet
+}
+
+func newBenchPair(b *testing.B) *benchPair {
+	b.Helper()
+	dev := devtest.Require(b)
+	ia, err := udat.OpenIA(dev, 8)
+	if err != nil {
+		b.Fatalf("open the RDMA device %q (device benchmarks run inside the VM): %v", dev, err)
+	}
+	b.Cleanup(func() { ia.Close(udat.CloseAbruptFlag) })
+	must := func(err error) {
+		b.Helper()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	pz, err := ia.CreatePZ()
+	must(err)
+	attr := udat.DefaultEPAttr()
+	attr.MaxRequestDTOs, attr.MaxRecvDTOs = 2*benchMaxBatch, 2*benchMaxBatch
+	attr.MaxRequestIOV, attr.MaxRecvIOV, attr.MaxRDMAWriteIOV = benchMaxSegs, benchMaxSegs, benchMaxSegs
+	p := &benchPair{ia: ia}
+	side := func() (*udat.EP, *udat.EVD, *udat.EVD, *udat.EVD, []*udat.LMR) {
+		req, err := ia.CreateEVD(4*benchMaxBatch, udat.EVDDTOFlag)
+		must(err)
+		recv, err := ia.CreateEVD(4*benchMaxBatch, udat.EVDDTOFlag)
+		must(err)
+		conn, err := ia.CreateEVD(8, udat.EVDConnectionFlag)
+		must(err)
+		ep, err := ia.CreateEP(pz, recv, req, conn, &attr)
+		must(err)
+		lmrs := make([]*udat.LMR, benchMaxSegs)
+		for i := range lmrs {
+			lmrs[i], err = ia.AllocLMR(pz, 4096, udat.MemPrivAll)
+			must(err)
+		}
+		return ep, req, recv, conn, lmrs
+	}
+	var cConn, sConn *udat.EVD
+	p.client, p.cReq, p.cRecv, cConn, p.cLMR = side()
+	p.server, p.sReq, p.sRecv, sConn, p.sLMR = side()
+	crEVD, err := ia.CreateEVD(4, udat.EVDCRFlag)
+	must(err)
+	qual := udat.ConnQual(benchQual.Add(1))
+	_, err = ia.CreatePSP(qual, crEVD, udat.PSPConsumerFlag)
+	must(err)
+	must(p.client.Connect(ia.Address(), qual, benchTimeout, nil, udat.QoSBestEffort, udat.ConnectDefault))
+	ev, _, err := crEVD.Wait(benchTimeout, 1)
+	must(err)
+	must(ev.CR.CR.Accept(p.server, nil))
+	for _, e := range []*udat.EVD{cConn, sConn} {
+		ev, _, err := e.Wait(benchTimeout, 1)
+		must(err)
+		if ev.Number != udat.EventConnectionEstablished {
+			b.Fatalf("connection event %v", ev.Number)
+		}
+	}
+	p.remote = p.sLMR[0].RMRTriplet(0, benchMaxSegs*benchSegLen)
+	p.iov1 = []udat.LMRTriplet{p.cLMR[0].Triplet(0, benchSegLen)}
+	for i := 0; i < benchMaxSegs; i++ {
+		p.iov8 = append(p.iov8, p.cLMR[i].Triplet(64*i, benchSegLen))
+		p.recvIOV8 = append(p.recvIOV8, p.sLMR[i].Triplet(64*i, benchSegLen))
+	}
+	return p
+}
+
+// reap dequeues n DTO completions from e, busy polling. It returns the
+// number of Dequeue calls that found the EVD empty.
+func reap(b *testing.B, e *udat.EVD, n int) int {
+	empty := 0
+	for got := 0; got < n; {
+		ev, err := e.Dequeue()
+		if err != nil {
+			if errors.Is(err, udat.ErrQueueEmpty) {
+				empty++
+				continue
+			}
+			b.Fatal(err)
+		}
+		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+			b.Fatalf("event %v, status %v", ev.Number, ev.DTO.Status)
+		}
+		got++
+	}
+	return empty
+}
+
+// counters reads the runtime's allocation and cgo call counters.
+type counters struct{ s []metrics.Sample }
+
+func newCounters() *counters {
+	return &counters{s: []metrics.Sample{
+		{Name: "/gc/heap/allocs:objects"},      // heap allocations but tiny ones
+		{Name: "/gc/heap/tiny/allocs:objects"}, // tiny ones
+		{Name: "/cgo/go-to-c-calls:calls"},
+	}}
+}
+
+func (c *counters) read() (allocs, cgo uint64) {
+	metrics.Read(c.s)
+	return c.s[0].Value.Uint64() + c.s[1].Value.Uint64(), c.s[2].Value.Uint64()
+}
+
+// dataPath is one benchmark's loop body, split in phases so a separate
+// pass can count what each one does.
+type dataPath struct {
+	pre  func() error     // once, before everything
+	post func() error     // posts one batch
+	poll func(*testing.B) // reaps the batch's completions
+}
+
+// measure runs the pass that counts allocations and cgo calls per phase,
+// then the timed loop, and reports both.
+func measure(b *testing.B, batch int, dp dataPath) {
+	if dp.pre != nil {
+		if err := dp.pre(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Warm up, then count over a few batches.
+	for i := 0; i < 4; i++ {
+		if err := dp.post(); err != nil {
+			b.Fatal(err)
+		}
+		dp.poll(b)
+	}
+	const rounds = 20
+	c := newCounters()
+	var postAllocs, postCgo uint64
+	pc := &pollCount{c: c}
+	for i := 0; i < rounds; i++ {
+		a0, c0 := c.read()
+		if err := dp.post(); err != nil {
+			b.Fatal(err)
+		}
+		a1, c1 := c.read()
+		postAllocs += a1 - a0
+		postCgo += c1 - c0
+		pollCounter = pc
+		dp.poll(b)
+		pollCounter = nil
+	}
+	n := float64(rounds * batch)
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := dp.post(); err != nil {
+			b.Fatal(err)
+		}
+		dp.poll(b)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/DTO")
+	b.ReportMetric(float64(postAllocs)/n, "post-allocs/DTO")
+	b.ReportMetric(float64(pc.allocs)/n, "poll-allocs/DTO")
+	b.ReportMetric(float64(postCgo)/rounds, "post-cgo/batch")
+	b.ReportMetric(float64(pc.cgo)/rounds, "poll-cgo/batch")
+	b.ReportMetric(float64(pc.empty)/rounds, "empty-polls/batch")
+}
+
+// pollCounter, when set, makes the poll phase count per Dequeue call.
+var pollCounter *pollCount
+
+type pollCount struct {
+	c                  *counters
+	allocs, cgo, empty uint64
+}
+
+// reapCounted is reap, with counting per Dequeue call when a pass asks for
+// it: allocations and cgo calls of the calls that returned a completion,
+// and the number of calls that found the EVD empty.
+func reapCounted(b *testing.B, e *udat.EVD, n int) {
+	pc := pollCounter
+	if pc == nil {
+		reap(b, e, n)
+		return
+	}
+	for got := 0; got < n; {
+		a0, c0 := pc.c.read()
+		ev, err := e.Dequeue()
+		a1, c1 := pc.c.read()
+		if err != nil {
+			if errors.Is(err, udat.ErrQueueEmpty) {
+				pc.empty++
+				continue
+			}
+			b.Fatal(err)
+		}
+		pc.allocs += a1 - a0
+		pc.cgo += c1 - c0
+		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+			b.Fatalf("event %v, status %v", ev.Number, ev.DTO.Status)
+		}
+		got++
+	}
+}
+
+// BenchmarkRDMAWrite posts batches of signalled RDMA writes and reaps their
+// completions.
+func BenchmarkRDMAWrite(b *testing.B) {
+	for _, segs := range []int{1, benchMaxSegs} {
+		for _, batch := range []int{1, 16, benchMaxBatch} {
+			b.Run(fmt.Sprintf("segs=%d/batch=%d", segs, batch), func(b *testing.B) {
+				p := newBenchPair(b)
+				iov := p.iov1
+				if segs > 1 {
+					iov = p.iov8
+				}
+				remote := p.remote
+				measure(b, batch, dataPath{
+					post: func() error {
+						for i := 0; i < batch; i++ {
+							if err := p.client.PostRDMAWrite(iov, uint64(i), remote, udat.CompletionDefault); err != nil {
+								return err
+							}
+						}
+						return nil
+					},
+					poll: func(b *testing.B) { reapCounted(b, p.cReq, batch) },
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkSendRecv posts batches of receives (on the server) and sends
+// (on the client), then reaps the send and the receive completions. One
+// batch of receives stays posted ahead, so no send waits for a receive.
+func BenchmarkSendRecv(b *testing.B) {
+	for _, segs := range []int{1, benchMaxSegs} {
+		for _, batch := range []int{1, 16, benchMaxBatch} {
+			b.Run(fmt.Sprintf("segs=%d/batch=%d", segs, batch), func(b *testing.B) {
+				p := newBenchPair(b)
+				iov, riov := p.iov1, []udat.LMRTriplet{p.sLMR[0].Triplet(0, benchSegLen)}
+				if segs > 1 {
+					iov, riov = p.iov8, p.recvIOV8
+				}
+				postRecvs := func() error {
+					for i := 0; i < batch; i++ {
+						if err := p.server.PostRecv(riov, uint64(i), udat.CompletionDefault); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				measure(b, batch, dataPath{
+					pre: postRecvs,
+					post: func() error {
+						if err := postRecvs(); err != nil {
+							return err
+						}
+						for i := 0; i < batch; i++ {
+							if err := p.client.PostSend(iov, uint64(i), udat.CompletionDefault); err != nil {
+								return err
+							}
+						}
+						return nil
+					},
+					poll: func(b *testing.B) {
+						reapCounted(b, p.cReq, batch)
+						reapCounted(b, p.sRecv, batch)
+					},
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkDequeueEmpty is the cost of one poll of an empty EVD: one cgo
+// call to ibv_poll_cq that finds nothing.
+func BenchmarkDequeueEmpty(b *testing.B) {
+	p := newBenchPair(b)
+	c := newCounters()
+	_, c0 := c.read()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := p.cReq.Dequeue(); !errors.Is(err, udat.ErrQueueEmpty) {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	_, c1 := c.read()
+	b.ReportMetric(float64(c1-c0)/float64(b.N), "cgo/op")
+}
