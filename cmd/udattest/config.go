@@ -61,7 +61,7 @@ type config struct {
 	progress string // "auto", "on" or "off"
 	jsonOnly bool
 	cpuProf  string // write a CPU profile here
-	sessions int // server: exit after this many client sessions (0: never)
+	sessions int    // server: exit after this many client sessions (0: never)
 
 	// performance
 	op       opKind
