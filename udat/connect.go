@@ -324,11 +324,7 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		switch s {
 		case EPStateActiveConnectionPending:
 			if ev.Status == ibRejConsumerDefined {
-				pd := ev.PrivateData
-				if bytes.HasPrefix(pd, rejectHeader) {
-					pd = pd[len(rejectHeader):]
-				}
-				ep.failLocked(EventConnectionPeerRejected, pd)
+				ep.failLocked(EventConnectionPeerRejected, bytes.TrimPrefix(ev.PrivateData, rejectHeader))
 			} else {
 				ep.failLocked(EventConnectionNonPeerRejected, nil)
 			}
