@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# bench-report.sh OUTDIR: writes BENCHMARKS.md (to stdout) from the results
+# scripts/bench-vm.sh left in OUTDIR (results.tsv, env.txt, gobench.txt).
+set -euo pipefail
+
+out=${1:?usage: bench-report.sh OUTDIR}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+results=$out/results.tsv
+[ -s "$results" ] || { echo "bench-report.sh: no results in $results" >&2; exit 1; }
+env_of() { sed -n "s/^$1=//p" "$out/env.txt" | head -n1; }
+
+# medians.tsv: row tool metric median runs min max, over the runs that
+# reported the metric (columns of results.tsv: 4 msg, 5 bw, 6 p50, 7 p99).
+medians=$out/medians.tsv
+: >"$medians"
+for col in 4 5 6 7; do
+	awk -F'\t' -v c="$col" '$c != "NA" && $c != "FAIL" { print $1 "\t" $2 "\t" $c }' "$results" |
+		sort -t"$(printf '\t')" -k1,1 -k2,2 -k3,3g |
+		awk -F'\t' -v m="$col" '
+			function flush() {
+				med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+				print key "\t" m "\t" med "\t" n "\t" v[1] "\t" v[n]
+				n = 0
+			}
+			{ k = $1 "\t" $2; if (n && k != key) flush(); key = k; v[++n] = $3 }
+			END { if (n) flush() }' >>"$medians"
+done
+
+# get ROW TOOL COL [FIELD]: FIELD 4 median (default), 5 runs, 6 min, 7 max.
+get() {
+	awk -F'\t' -v r="$1" -v t="$2" -v c="$3" -v f="${4:-4}" \
+		'$1 == r && $2 == t && $3 == c { print $f; found = 1 } END { if (!found) print "" }' "$medians"
+}
+# pratio ROW TOOL COL: the median over repetitions of udapl/TOOL, each ratio
+# taken between runs of the same repetition (a few seconds apart).
+pratio() {
+	awk -F'\t' -v r="$1" -v t="$2" -v c="$3" '
+		$1 != r || $c == "NA" || $c == "FAIL" { next }
+		$2 == "udapl" { u[$3] = $c } $2 == t { o[$3] = $c }
+		END { for (k in u) if ((k in o) && o[k] > 0) print u[k] / o[k] }' "$results" | sort -g |
+		awk '{ v[++n] = $1 } END { if (n) printf "%.2f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+fails() { awk -F'\t' -v r="$1" -v t="$2" '$1 == r && $2 == t && $4 == "FAIL" { n++ } END { print n + 0 }' "$results"; }
+
+# fmt V DIGITS: a number with thousands separators, or "–".
+fmt() {
+	[ -n "$1" ] || { echo "–"; return; }
+	awk -v v="$1" -v d="$2" 'BEGIN {
+		s = sprintf("%." d "f", v); i = index(s, "."); ip = i ? substr(s, 1, i - 1) : s; fp = i ? substr(s, i) : ""
+		o = ""; while (length(ip) > 3) { o = "," substr(ip, length(ip) - 2) o; ip = substr(ip, 1, length(ip) - 3) }
+		print ip o fp }'
+}
+ratio() {
+	[ -n "$1" ] && [ -n "$2" ] || { echo ""; return; }
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'
+}
+# ge A B: A >= B (numbers), false when A is empty.
+ge() { [ -n "$1" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+le() { [ -n "$1" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+
+title() {
+	case $1 in
+	write_bw_64) echo "RDMA write, 64 B" ;;
+	write_bw_4k) echo "RDMA write, 4 KiB" ;;
+	read_bw_64) echo "RDMA read, 64 B" ;;
+	read_bw_4k) echo "RDMA read, 4 KiB" ;;
+	send_bw_64) echo "send/recv, 64 B" ;;
+	send_bw_4k) echo "send/recv, 4 KiB" ;;
+	write_lat_64) echo "RDMA write latency, 64 B" ;;
+	send_lat_64) echo "send/recv latency, 64 B" ;;
+	esac
+}
+
+bw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k"
+lat_rows="write_lat_64 send_lat_64"
+reps=$(env_of reps | awk '{ sub(/^reps=/, ""); print $1 }')
+read -r _ n64 n4k nlat depth <<<"$(env_of reps | tr ' ' '\n' | sed 's/^[a-z0-9]*=//' | tr '\n' ' ')"
+
+# Targets: message rate and bandwidth >= 0.95 x perftest and >= 1.0 x C DAPL;
+# p50 latency <= 1.05 x perftest.
+table_bw() {
+	echo "| Row | Metric (median) | perftest | C DAPL (dapltest) | udapl (udattest) | udapl / perftest | udapl / C DAPL | Targets met | paired: udapl / perftest | paired: udapl / C DAPL |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"
+	local row t col unit name p d u rp rd ok why pp pd
+	for row in $bw_rows; do
+		t=$(title "$row")
+		for col in 4 5; do
+			if [ "$col" = 4 ]; then name="msg rate (1/s)" unit=0; else name="bandwidth (MB/s)" unit=2; fi
+			p=$(get "$row" perftest "$col") d=$(get "$row" dapl "$col") u=$(get "$row" udapl "$col")
+			rp=$(ratio "$u" "$p") rd=$(ratio "$u" "$d")
+			ok=yes why=()
+			if ! ge "$rp" 0.95; then ok=no why+=("< 0.95 x perftest"); fi
+			if [ -n "$d" ] && ! ge "$rd" 1.0; then ok=no why+=("< 1.0 x C DAPL"); fi
+			[ -n "$u" ] || { ok=no why=("no result"); }
+			local cell=$ok
+			[ "$ok" = no ] && cell="no ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
+			[ -z "$d" ] && [ "$ok" = yes ] && cell="yes (no C DAPL send test)"
+			pp=$(pratio "$row" perftest "$col") pd=$(pratio "$row" dapl "$col")
+			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$col" = 4 ] && echo "$t")" "$name" \
+				"$(fmt "$p" "$unit")" "$(fmt "$d" "$unit")" "$(fmt "$u" "$unit")" "${rp:-–}" "${rd:-–}" "$cell" "${pp:-–}" "${pd:-–}"
+		done
+	done
+}
+
+table_lat() {
+	echo "| Row | Metric (median) | perftest | udapl (udattest) | udapl / perftest | Target met | paired: udapl / perftest |"
+	echo "|---|---|---:|---:|---:|---|---:|"
+	local row t p u rp ok
+	for row in $lat_rows; do
+		t=$(title "$row")
+		p=$(get "$row" perftest 6) u=$(get "$row" udapl 6)
+		rp=$(ratio "$u" "$p")
+		if le "$rp" 1.05; then ok=yes; else ok="no (> 1.05 x perftest)"; fi
+		printf '| %s | p50 (us) | %s | %s | %s | %s | %s |\n' "$t" "$(fmt "$p" 2)" "$(fmt "$u" 2)" "${rp:-–}" "$ok" \
+			"$(pratio "$row" perftest 6)"
+		p=$(get "$row" perftest 7) u=$(get "$row" udapl 7)
+		printf '| | p99 (us) | %s | %s | %s | (no target) | %s |\n' "$(fmt "$p" 2)" "$(fmt "$u" 2)" "$(ratio "$u" "$p")" \
+			"$(pratio "$row" perftest 7)"
+	done
+}
+
+spread() {
+	echo "| Row | Tool | Runs (failed) | msg rate min – max (1/s) | p50 min – max (us) |"
+	echo "|---|---|---|---|---|"
+	local row tool n f
+	for row in $bw_rows $lat_rows; do
+		for tool in perftest dapl udapl; do
+			n=$(get "$row" "$tool" 4 5)
+			[ -n "$n" ] || n=$(get "$row" "$tool" 6 5)
+			f=$(fails "$row" "$tool")
+			[ -n "$n" ] || [ "$f" != 0 ] || continue
+			printf '| %s | %s | %s (%s) | %s | %s |\n' "$(title "$row")" "$tool" "${n:-0}" "$f" \
+				"$(fmt "$(get "$row" "$tool" 4 6)" 0) – $(fmt "$(get "$row" "$tool" 4 7)" 0)" \
+				"$(fmt "$(get "$row" "$tool" 6 6)" 2) – $(fmt "$(get "$row" "$tool" 6 7)" 2)"
+		done
+	done | sed 's/– – –/–/g'
+}
+
+gobench_table() {
+	local f=$out/gobench.txt
+	[ -s "$f" ] || { echo "(not run)"; return; }
+	echo "| Benchmark | ns/DTO | allocs/op | post allocs/DTO | poll allocs/DTO | cgo calls per batch: post | poll | empty polls/batch |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	awk '/^Benchmark/ {
+		name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+		delete m
+		for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
+		if (name == "DequeueEmpty") {
+			printf "| %s | %s ns/op | %s | – | %s | – | %s | – |\n", name, m["ns/op"], m["allocs/op"], m["allocs/op"], m["cgo/op"]
+			next
+		}
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, m["ns/DTO"], m["allocs/op"], m["post-allocs/DTO"],
+			m["poll-allocs/DTO"], m["post-cgo/batch"], m["poll-cgo/batch"], m["empty-polls/batch"] }' "$f"
+}
+
+bw=$(table_bw)
+lat=$(table_lat)
+met=$(cat <<<"$bw"$'\n'"$lat" | grep -c '| yes' || true)
+total=$(($(grep -c '^| .*| [a-z]* (' <<<"$bw") + $(grep -c 'p50 (us)' <<<"$lat")))
+cat <<EOF
+# Benchmarks
+
+udapl (package \`udat\`, measured with \`cmd/udattest\`) beside perftest and the C
+uDAPL reference (OFA DAPL $(env_of dapl), \`dapltest -T P\`), all on the same
+Soft-RoCE device in one boot of the test VM. Produced by \`make bench\`
+(\`scripts/bench.sh\`); do not edit by hand.
+
+- Date: $(date -u +"%Y-%m-%d %H:%M UTC")
+- Commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+- Machine: qemu TCG (software emulation), $(env_of cpus) vCPUs, kernel $(env_of kernel) (in the VM)
+- Device: $(env_of device) (rdma_rxe) on netdev $(env_of netdev), active MTU $(env_of mtu); perftest $(env_of perftest), dapl2-utils $(env_of dapl)
+- Runs: $reps repetitions of every row, the three tools in rotating order (one tool after the
+  other, never at the same time); the tables show medians. VM time $(env_of seconds) s for the comparison.
+- Parameters, the same for all tools: bandwidth rows $n64 iterations at 64 B and $n4k at 4 KiB,
+  queue depth $depth (perftest \`-t $depth\`, dapltest \`-p $depth\`, udattest \`-q $depth\`), a completion for every
+  operation (perftest \`-Q 1\`; dapltest always), busy polling (dapltest \`-m p\`, udattest \`-wait poll\`),
+  one segment, rdma_cm connections (perftest \`-R\`). Latency rows: $nlat iterations, ping-pong, half the
+  round trip (perftest \`ib_*_lat\`, udattest \`-lat\`); p50 is perftest's t_typical. MB = 2^20 bytes.
+
+Timings in an emulated VM are slow and noisy: only the ratios, measured side by side in
+the same run, mean anything.
+
+## Results
+
+Targets: message rate and bandwidth >= 0.95 x perftest and >= 1.0 x C DAPL on every
+row; p50 latency <= 1.05 x perftest. **$met of $total met**, judged on the ratio of the
+medians. The "paired" columns are the median of the per-repetition ratios (each
+between runs a few seconds apart), which the VM's noise disturbs less.
+
+$bw
+
+$lat
+
+## Spread
+
+$(spread)
+
+## Go data-path benchmarks (\`udat/bench_test.go\`)
+
+\`go test -bench . ./udat/\` in the same VM boot (\`-benchtime 1000x\`). One op is one batch
+of DTOs posted from a loop (\`segs=8\`: 8 segments in 8 LMRs, each looked up and checked at
+post time). Allocations and cgo calls are counted per phase with \`runtime/metrics\`
+(\`/gc/heap/allocs:objects\` + tiny, \`/cgo/go-to-c-calls:calls\`); "poll" counts the
+\`Dequeue\` calls that returned a completion, "empty polls" the ones that found none.
+
+$(gobench_table)
+
+## Notes
+
+$(cat "$root/scripts/bench-notes.md" 2>/dev/null || true)
+EOF
