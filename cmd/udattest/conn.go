@@ -23,7 +23,6 @@ type layout struct {
 	// flight, control messages included.
 	sendDepth int
 	segs      int
-	readOut   bool // the EP issues RDMA reads
 }
 
 func (l layout) recvOff() int { return ctrlSize }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -19,7 +20,7 @@ const latSignal = 8
 func clientLayout(cfg *config) layout {
 	lay := layout{nRecv: 8, slotSize: ctrlSize, dataLen: cfg.size, sendDepth: cfg.depth + 4, segs: cfg.segs}
 	if cfg.lat {
-		lay.sendDepth = latSignal + 8
+		lay.sendDepth = 2*latSignal + 8
 		switch cfg.op {
 		case opSend:
 			lay.nRecv, lay.slotSize = 16, max(cfg.size, ctrlSize)
@@ -207,58 +208,153 @@ func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *
 	return nil
 }
 
+// lazyReaper asks for a completion every latSignal requests of a ping-pong
+// test and reaps those completions off the critical path: after the next
+// message is on its way, without waiting, and only blocks when the queue
+// would otherwise fill.
+type lazyReaper struct {
+	c       *conn
+	pending int // signalled requests not reaped yet
+}
+
+// flags returns the completion flags of request i (counted from 1) of n.
+func (r *lazyReaper) flags(i, n int) udat.CompletionFlags {
+	if i%latSignal == 0 || i == n {
+		r.pending++
+		return udat.CompletionDefault
+	}
+	return udat.CompletionSuppress
+}
+
+// room waits until one more request fits: at most 2*latSignal requests are
+// in flight (the layout gives room for them).
+func (r *lazyReaper) room() error {
+	for r.pending >= 2 {
+		if err := r.wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *lazyReaper) wait() error {
+	if _, err := r.c.nextDTO(r.c.reqEVD, "request completion"); err != nil {
+		return err
+	}
+	r.pending--
+	return nil
+}
+
+// drain reaps the completions already there.
+func (r *lazyReaper) drain() error {
+	for r.pending > 0 {
+		ev, err := r.c.reqEVD.Dequeue()
+		if errors.Is(err, udat.ErrQueueEmpty) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+			return fmt.Errorf("request completion: %v %v", ev.Number, ev.DTO.Status)
+		}
+		r.pending--
+	}
+	return nil
+}
+
+// finish waits for all.
+func (r *lazyReaper) finish() error {
+	for r.pending > 0 {
+		if err := r.wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pingTimer records ping-pong samples the way perftest does: the time
+// between consecutive sends of the initiator, halved.
+type pingTimer struct {
+	samples []time.Duration
+	last    time.Time
+	n       int
+	p       *progress
+}
+
+func (t *pingTimer) tick() {
+	now := time.Now()
+	if t.n > 0 {
+		t.samples[t.n-1] = now.Sub(t.last) / 2
+		t.p.set(int64(t.n))
+	}
+	t.last = now
+	t.n++
+}
+
 // sendPingPong bounces n messages of size bytes: the initiator sends and
 // waits for the echo, recording half the round trip in samples; the other
-// side echoes.
+// side echoes. Each side reposts a receive and reaps its send completions
+// after its next message is on its way.
 func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Duration, p *progress) error {
 	iov := c.segments(0, size, segs)
+	r := &lazyReaper{c: c}
+	t := &pingTimer{samples: samples, p: p}
 	send := func(i int) error {
-		sig := (i+1)%latSignal == 0 || i == n-1
-		flags := udat.CompletionSuppress
-		if sig {
-			flags = udat.CompletionDefault
+		if err := r.room(); err != nil {
+			return err
 		}
-		if err := c.ep.PostSend(iov, uint64(i), flags); err != nil {
-			return fmt.Errorf("post send %d: %w", i+1, err)
-		}
-		if sig {
-			if _, err := c.nextDTO(c.reqEVD, "send completion"); err != nil {
-				return err
-			}
+		if err := c.ep.PostSend(iov, uint64(i), r.flags(i, n)); err != nil {
+			return fmt.Errorf("post send %d: %w", i, err)
 		}
 		return nil
 	}
-	recv := func(i int) error {
+	recv := func(i int) (int, error) {
 		d, err := c.nextDTO(c.rcvEVD, "receive")
 		if err != nil {
-			return fmt.Errorf("message %d: %w", i+1, err)
+			return 0, fmt.Errorf("message %d: %w", i, err)
 		}
 		if d.TransferredLength != uint64(size) {
-			return fmt.Errorf("message %d: %d bytes, expected %d", i+1, d.TransferredLength, size)
+			return 0, fmt.Errorf("message %d: %d bytes, expected %d", i, d.TransferredLength, size)
 		}
-		return c.postRecv(int(d.Cookie))
+		return int(d.Cookie), nil
 	}
-	for i := 0; i < n; i++ {
-		if !initiator {
-			if err := recv(i); err != nil {
+	slot := -1 // the receive to repost
+	for i := 1; i <= n; i++ {
+		if initiator {
+			t.tick()
+		} else {
+			var err error
+			if slot, err = recv(i); err != nil {
 				return err
 			}
-			if err := send(i); err != nil {
-				return err
-			}
-			continue
 		}
-		t0 := time.Now()
 		if err := send(i); err != nil {
 			return err
 		}
-		if err := recv(i); err != nil {
+		if slot >= 0 {
+			if err := c.postRecv(slot); err != nil {
+				return err
+			}
+			slot = -1
+		}
+		if err := r.drain(); err != nil {
 			return err
 		}
-		samples[i] = time.Since(t0) / 2
-		p.set(int64(i + 1))
+		if initiator {
+			var err error
+			if slot, err = recv(i); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	if initiator {
+		t.tick()
+		if err := c.postRecv(slot); err != nil {
+			return err
+		}
+	}
+	return r.finish()
 }
 
 // writePingPong bounces RDMA writes like perftest's ib_write_lat: each side
@@ -271,22 +367,17 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 	seqOff := (size - 4) &^ 3
 	out := c.data()[seqOff : seqOff+4]
 	in := (*uint32)(unsafe.Pointer(&c.data()[size+seqOff]))
+	r := &lazyReaper{c: c}
+	t := &pingTimer{samples: samples, p: p}
 	write := func(i int) error {
-		binary.LittleEndian.PutUint32(out, uint32(i))
-		sig := i%latSignal == 0 || i == n
-		flags := udat.CompletionSuppress
-		if sig {
-			flags = udat.CompletionDefault
+		if err := r.room(); err != nil {
+			return err
 		}
-		if err := c.ep.PostRDMAWrite(iov, uint64(i), remote, flags); err != nil {
+		binary.LittleEndian.PutUint32(out, uint32(i))
+		if err := c.ep.PostRDMAWrite(iov, uint64(i), remote, r.flags(i, n)); err != nil {
 			return fmt.Errorf("post RDMA write %d: %w", i, err)
 		}
-		if sig {
-			if _, err := c.nextDTO(c.reqEVD, "RDMA write completion"); err != nil {
-				return err
-			}
-		}
-		return nil
+		return r.drain()
 	}
 	wait := func(i int) error {
 		var le [4]byte
@@ -306,24 +397,22 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 		return nil
 	}
 	for i := 1; i <= n; i++ {
-		if !initiator {
-			if err := wait(i); err != nil {
-				return err
-			}
-			if err := write(i); err != nil {
-				return err
-			}
-			continue
+		if initiator {
+			t.tick()
+		} else if err := wait(i); err != nil {
+			return err
 		}
-		t0 := time.Now()
 		if err := write(i); err != nil {
 			return err
 		}
-		if err := wait(i); err != nil {
-			return err
+		if initiator {
+			if err := wait(i); err != nil {
+				return err
+			}
 		}
-		samples[i-1] = time.Since(t0) / 2
-		p.set(int64(i))
 	}
-	return nil
+	if initiator {
+		t.tick()
+	}
+	return r.finish()
 }

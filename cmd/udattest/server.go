@@ -163,7 +163,7 @@ func serverLayout(r request) layout {
 		switch {
 		case r.op == opSend && r.lat:
 			lay.nRecv, lay.slotSize = 16, max(int(r.size), ctrlSize)
-			lay.sendDepth = latSignal + 8
+			lay.sendDepth = 2*latSignal + 8
 		case r.op == opSend:
 			// As many receives as perftest's ib_send_bw (-r 512): a
 			// receiver that falls behind gets RNR NAKs, and rdma_cm
@@ -173,7 +173,7 @@ func serverLayout(r request) layout {
 			lay.nRecv = clamp((64<<20)/slot, 16, lay.nRecv)
 		case r.op == opWrite && r.lat:
 			lay.dataLen = 2 * int(r.size)
-			lay.sendDepth = latSignal + 8
+			lay.sendDepth = 2*latSignal + 8
 		}
 	}
 	return lay
