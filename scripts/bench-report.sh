@@ -153,6 +153,64 @@ gobench_table() {
 			m["poll-allocs/DTO"], m["post-cgo/batch"], m["poll-cgo/batch"], m["empty-polls/batch"] }' "$f"
 }
 
+# gb NAME UNIT: one figure of the Go benchmarks.
+gb() {
+	awk -v n="Benchmark$1" -v u="$2" '{ b = $1; sub(/-[0-9]+$/, "", b) } b == n { for (i = 3; i < NF; i += 2) if ($(i + 1) == u) print $i }' \
+		"$out/gobench.txt" 2>/dev/null | head -n1
+}
+
+notes() {
+	cat <<NOTES
+**The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -R -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
+(server and client), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`. C DAPL: \`dapltest -T S -D PROVIDER\`
+once, then \`dapltest -T P -D PROVIDER -s ADDR -m p -i N -p $depth RW|RR SIZE 1\`. udapl: \`udattest -s\` once, then
+\`udattest -h ADDR -T P -o write|read|send -size SIZE -n N -q $depth -signal 1 -wait poll -lat-n 0\` and
+\`udattest -h ADDR -T P -o write|send -lat -size 64 -n $nlat\`. The raw output of every run is kept in
+\`$out/raw\` until the next run.
+
+**What the VM measures.** Soft-RoCE is a device in software: the kernel does the adapter's work,
+most of it inside the poster's \`ibv_post_send\` system call, some (RDMA read responses, deferred
+acknowledgements) in softirq context. Client, server, that kernel work and, on the host, qemu's
+emulation of the CPUs all share the same two emulated CPUs, so every extra cycle a tool spends per
+operation shows directly as lost message rate, far more than with an adapter doing the work.
+Latency is bimodal for every tool: microseconds while each spinning process has a CPU to itself,
+milliseconds (the scheduler tick) when a spinner and the kernel work it waits for share one; the
+p99 column shows it. Numbers move by 10-30 % between repetitions, hence the medians and the
+paired ratios.
+
+**Where udapl's time goes.** Each DTO crosses from Go to C once to be posted; completions are
+polled in batches of up to 64 per crossing. In this VM one crossing with an empty
+\`ibv_poll_cq\` (\`DequeueEmpty\`) costs $(gb DequeueEmpty ns/op) ns, and an RDMA write posted and
+reaped costs $(gb RDMAWrite/segs=1/batch=1 ns/DTO) ns alone, $(gb RDMAWrite/segs=1/batch=16 ns/DTO) ns in batches of 16 and
+$(gb RDMAWrite/segs=1/batch=128 ns/DTO) ns in batches of 128 (most of it the kernel's work inside the post). The post and
+poll paths allocate nothing (allocs/op 0 in every benchmark).
+
+**The cgo-crossings-per-batch figure.** Measured, not estimated: polling takes one crossing per
+64 completions (1 for batches of 1 and 16, 3 for 128: 64 + 64 + the empty poll that ends the
+batch); posting takes one crossing per DTO (16 for a batch of 16, 128 for 128), because the DAT
+calls (\`dat_ep_post_*\`, and so \`EP.Post*\`) post one DTO each. The target of 1 crossing per batch
+is met for polls only. On rxe each of those crossings is also a system call.
+
+**What would close the gaps.** (1) A batch post in udat: several DTOs in one call, or posts
+flagged "more follow" whose doorbell is rung by the last; cverbs already posts a list of work
+requests with one cgo call, and on rxe that also turns k system calls into one. This is the one
+change that would take the per-DTO overhead below the C tools' for batches. (2) Fewer cycles on
+the post path (the per-segment LMR lookup and checks, the ring bookkeeping under the queue lock).
+(3) Measuring on KVM or an adapter, where the device's work does not compete for the same two
+emulated CPUs; the gaps here are per-operation CPU cost magnified by emulation, not protocol
+differences (all three tools move the same packets).
+
+**Receive queue depth and RNR.** The send/recv bandwidth test keeps 512 receives posted, like
+\`ib_send_bw\`'s default \`-r 512\`. With fewer, a receiver that falls behind for a few
+milliseconds makes the sender's adapter wait for an RNR NAK timer, and rdma_cm leaves the QPs'
+minimum RNR timer at 0, which means 655 ms (IB encoding): one such event costs as much as the
+whole run (seen with 128 receives).
+
+**C DAPL faster than perftest at 4 KiB.** In these runs \`dapltest\` moves 4 KiB writes and reads
+faster than perftest with the same queue depth and polling; not investigated further.
+NOTES
+}
+
 bw=$(table_bw)
 lat=$(table_lat)
 met=$(cat <<<"$bw"$'\n'"$lat" | grep -c '| yes' || true)
@@ -207,5 +265,5 @@ $(gobench_table)
 
 ## Notes
 
-$(cat "$root/scripts/bench-notes.md" 2>/dev/null || true)
+$(notes)
 EOF

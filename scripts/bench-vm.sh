@@ -8,7 +8,7 @@
 #   row  tool  rep  msg_rate(1/s)  bw(MB/s, 2^20 B)  p50(us)  p99(us)
 #
 # with "NA" where a tool does not report a value and "FAIL" when it failed.
-# Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (5),
+# Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
 # BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_DEPTH (64).
 set -uo pipefail
 
@@ -16,7 +16,7 @@ out=${1:?usage: bench-vm.sh OUTDIR}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dev=${BENCH_DEV:-rxe0}
 addr=${BENCH_ADDR:-192.0.2.1}
-reps=${BENCH_REPS:-5}
+reps=${BENCH_REPS:-9}
 n64=${BENCH_N64:-20000}
 n4k=${BENCH_N4K:-10000}
 nlat=${BENCH_NLAT:-3000}

@@ -14,7 +14,7 @@
 # writes BENCHMARKS.md: medians, the ratios udapl/perftest and udapl/C DAPL,
 # and which targets are met.
 #
-# Environment: BENCH_REPS (5), BENCH_N64 (20000), BENCH_N4K (10000),
+# Environment: BENCH_REPS (9), BENCH_N64 (20000), BENCH_N4K (10000),
 # BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_GOBENCH (1: run the Go
 # benchmarks), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
 set -euo pipefail
@@ -23,7 +23,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 out=${BENCH_OUT:-/tmp/udapl-bench}
 md=${BENCH_MD:-$root/BENCHMARKS.md}
-export BENCH_REPS=${BENCH_REPS:-5} BENCH_N64=${BENCH_N64:-20000} BENCH_N4K=${BENCH_N4K:-10000}
+export BENCH_REPS=${BENCH_REPS:-9} BENCH_N64=${BENCH_N64:-20000} BENCH_N4K=${BENCH_N4K:-10000}
 export BENCH_NLAT=${BENCH_NLAT:-3000} BENCH_DEPTH=${BENCH_DEPTH:-64}
 gobench=${BENCH_GOBENCH:-1}
 
@@ -52,7 +52,7 @@ if [ -x "$out/udat.test" ]; then
 	cd "$root/udat" && "$out/udat.test" -test.run '^\$' -test.bench . -test.benchtime 1000x 2>&1 | tee "$out/gobench.txt"
 fi
 EOF
-echo "bench.sh: running in the Soft-RoCE VM (about 10 minutes)"
+echo "bench.sh: running in the Soft-RoCE VM (about 10 minutes; its output shows when it is done)"
 start=$(date +%s)
 scripts/vmtest.sh bash "$out/vm.sh"
 echo "bench.sh: the VM ran $(($(date +%s) - start)) s"
