@@ -185,11 +185,12 @@ reaped costs $(gb RDMAWrite/segs=1/batch=1 ns/DTO) ns alone, $(gb RDMAWrite/segs
 $(gb RDMAWrite/segs=1/batch=128 ns/DTO) ns in batches of 128 (most of it the kernel's work inside the post). The post and
 poll paths allocate nothing (allocs/op 0 in every benchmark).
 
-**The cgo-crossings-per-batch figure.** Measured, not estimated: polling takes one crossing per
-64 completions (1 for batches of 1 and 16, 3 for 128: 64 + 64 + the empty poll that ends the
-batch); posting takes one crossing per DTO (16 for a batch of 16, 128 for 128), because the DAT
+**The cgo-crossings-per-batch figure.** Measured, not estimated: polling takes one crossing per EVD per
+64 completions (RDMA write: 1 for batches of 1 and 16, 3 for 128: 64 + 64 + the empty poll that ends the
+batch; send/recv: twice that, send and receive EVD); posting takes one crossing per DTO (16 for a batch of 16, 128 for 128; send/recv: twice that, receives and sends), because the DAT
 calls (\`dat_ep_post_*\`, and so \`EP.Post*\`) post one DTO each. The target of 1 crossing per batch
-is met for polls only. On rxe each of those crossings is also a system call.
+is met by polls of up to 63 completions (3 crossings for 128), not by posts. On rxe each post
+is also a system call.
 
 **What would close the gaps.** (1) A batch post in udat: several DTOs in one call, or posts
 flagged "more follow" whose doorbell is rung by the last; cverbs already posts a list of work
@@ -223,8 +224,8 @@ uDAPL reference (OFA DAPL $(env_of dapl), \`dapltest -T P\`), all on the same
 Soft-RoCE device in one boot of the test VM. Produced by \`make bench\`
 (\`scripts/bench.sh\`); do not edit by hand.
 
-- Date: $(date -u +"%Y-%m-%d %H:%M UTC")
-- Commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+- Date: $(date -u -r "$results" +"%Y-%m-%d %H:%M UTC")
+- Commit: $(sed -n 's/^commit=//p' "$out/host.txt" 2>/dev/null | grep . || echo unknown)
 - Machine: qemu TCG (software emulation), $(env_of cpus) vCPUs, kernel $(env_of kernel) (in the VM)
 - Device: $(env_of device) (rdma_rxe) on netdev $(env_of netdev), active MTU $(env_of mtu); perftest $(env_of perftest), dapl2-utils $(env_of dapl)
 - Runs: $reps repetitions of every row, the three tools in rotating order (one tool after the

@@ -31,6 +31,9 @@ case $out in /tmp/*) ;; *) echo "bench.sh: BENCH_OUT must be under /tmp (the VM 
 rm -rf "$out"
 mkdir -p "$out"
 
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- cmd udat cverbs 2>/dev/null || commit="$commit (with uncommitted changes)"
+echo "commit=$commit" >"$out/host.txt"
 echo "bench.sh: building bin/udattest and the udat benchmark binary"
 go build -o bin/ ./cmd/udattest
 if [ "$gobench" = 1 ]; then

@@ -117,7 +117,8 @@ Common options:
   -progress on|off   live progress line on stderr (default: when stderr is a
                      terminal)
   -json              print only the JSON result line
-  -v                 verbose
+  -v                 verbose: print the IA's attributes; the server logs every
+                     connection request
   -cpuprofile FILE   write a Go CPU profile of the run to FILE
   -sessions N        server: exit after serving N client runs (default 0: never)
 
