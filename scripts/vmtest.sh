@@ -142,7 +142,8 @@ show() {
 	if [ "${UDAPL_VM_VERBOSE:-0}" = 1 ]; then
 		cat
 	else
-		awk '/@@udapl-vm-begin@@$/ { on = 1; next } /^@@udapl-vm-end@@$/ { on = 0; next } on { print; fflush() }'
+		# sed -u, unlike mawk, neither reads nor writes in blocks.
+		sed -un '/@@udapl-vm-begin@@$/,/^@@udapl-vm-end@@$/{/@@udapl-vm-\(begin\|end\)@@$/!p}'
 	fi
 }
 
@@ -155,7 +156,7 @@ timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-nographic -no-reboot -nic none -monitor none -serial stdio \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,multidevs=remap \
-	</dev/null | tr -d '\r' | show || status=$?
+	</dev/null | sed -u 's/\r$//' | show || status=$?
 
 if [ -f "$run/rc" ]; then
 	if [ "${UDAPL_VM_TIMING:-0}" = 1 ] && [ -f "$run/ready" ]; then
