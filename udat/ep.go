@@ -1,6 +1,7 @@
 package udat
 
 import (
+	"cmp"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -192,30 +193,14 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 // fillEPAttr replaces zero counts by the defaults.
 func fillEPAttr(a EPAttr) EPAttr {
 	d := DefaultEPAttr()
-	if a.MaxMessageSize == 0 {
-		a.MaxMessageSize = d.MaxMessageSize
-	}
-	if a.MaxRDMASize == 0 {
-		a.MaxRDMASize = d.MaxRDMASize
-	}
-	if a.MaxRecvDTOs == 0 {
-		a.MaxRecvDTOs = d.MaxRecvDTOs
-	}
-	if a.MaxRequestDTOs == 0 {
-		a.MaxRequestDTOs = d.MaxRequestDTOs
-	}
-	if a.MaxRecvIOV == 0 {
-		a.MaxRecvIOV = d.MaxRecvIOV
-	}
-	if a.MaxRequestIOV == 0 {
-		a.MaxRequestIOV = d.MaxRequestIOV
-	}
-	if a.MaxRDMAReadIOV == 0 {
-		a.MaxRDMAReadIOV = a.MaxRequestIOV
-	}
-	if a.MaxRDMAWriteIOV == 0 {
-		a.MaxRDMAWriteIOV = a.MaxRequestIOV
-	}
+	a.MaxMessageSize = cmp.Or(a.MaxMessageSize, d.MaxMessageSize)
+	a.MaxRDMASize = cmp.Or(a.MaxRDMASize, d.MaxRDMASize)
+	a.MaxRecvDTOs = cmp.Or(a.MaxRecvDTOs, d.MaxRecvDTOs)
+	a.MaxRequestDTOs = cmp.Or(a.MaxRequestDTOs, d.MaxRequestDTOs)
+	a.MaxRecvIOV = cmp.Or(a.MaxRecvIOV, d.MaxRecvIOV)
+	a.MaxRequestIOV = cmp.Or(a.MaxRequestIOV, d.MaxRequestIOV)
+	a.MaxRDMAReadIOV = cmp.Or(a.MaxRDMAReadIOV, a.MaxRequestIOV)
+	a.MaxRDMAWriteIOV = cmp.Or(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
 	return a
 }
 
