@@ -232,16 +232,18 @@ func (cq *CQ) ReqNotify(solicitedOnly bool) error {
 	if cq == nil {
 		return closedErr(op)
 	}
-	cq.mu.Lock()
-	defer cq.mu.Unlock()
-	if cq.cq == nil {
-		return closedErr(op)
-	}
 	so := C.int(0)
 	if solicitedOnly {
 		so = 1
 	}
-	return opErr(op, int(C.cverbs_req_notify_cq(cq.cq, so)))
+	cq.mu.Lock()
+	if cq.cq == nil {
+		cq.mu.Unlock()
+		return closedErr(op)
+	}
+	rc := C.cverbs_req_notify_cq(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), so)
+	cq.mu.Unlock()
+	return opErr(op, int(rc))
 }
 
 // Poll fetches up to len(wc) completions into wc and returns how many it got.
@@ -251,33 +253,38 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 	if cq == nil {
 		return 0, closedErr("ibv_poll_cq")
 	}
+	// No defer: this is the hot path of every completion and empty poll.
 	cq.mu.Lock()
-	defer cq.mu.Unlock()
 	if cq.cq == nil {
+		cq.mu.Unlock()
 		return 0, closedErr("ibv_poll_cq")
 	}
+	ccq := C.uintptr_t(uintptr(unsafe.Pointer(cq.cq)))
+	cwp := C.uintptr_t(uintptr(unsafe.Pointer(cq.wc)))
 	cw := unsafe.Slice(cq.wc, cq.nwc)
 	total := 0
 	for total < len(wc) {
 		want := min(len(wc)-total, cq.nwc)
-		n := int(C.cverbs_poll_cq(cq.cq, C.int(want), cq.wc))
+		n := int(C.cverbs_poll_cq(ccq, C.int(want), cwp))
 		if n < 0 {
+			cq.mu.Unlock()
 			// ibv_poll_cq returns a negative value, not an errno.
 			return total, opErr("ibv_poll_cq", int(syscall.EIO))
 		}
 		out := wc[total : total+n]
 		for i := range out {
-			out[i] = wcFromC(&cw[i])
+			wcFromC(&out[i], &cw[i])
 		}
 		total += n
 		if n < want {
 			break
 		}
 	}
+	cq.mu.Unlock()
 	return total, nil
 }
 
-func wcFromC(c *C.struct_ibv_wc) WC {
+func wcFromC(out *WC, c *C.struct_ibv_wc) {
 	w := WC{
 		WRID:      uint64(c.wr_id),
 		Status:    WCStatus(c.status),
@@ -296,7 +303,7 @@ func wcFromC(c *C.struct_ibv_wc) WC {
 	case w.Flags&WCFlagWithInv != 0:
 		w.Imm = binary.NativeEndian.Uint32(u[:])
 	}
-	return w
+	*out = w
 }
 
 // WCStatus is a completion status (enum ibv_wc_status values).

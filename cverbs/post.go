@@ -124,6 +124,11 @@ type sendQueue struct {
 	maxSGE int
 }
 
+// cuptr passes a pointer to C memory as a uintptr_t: cgo checks pointer
+// arguments for Go pointers on every call, which the data path can do
+// without (see the note in cverbs.h).
+func cuptr(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
+
 func callocN(n int, size C.size_t) unsafe.Pointer {
 	return C.calloc(C.size_t(max(n, 1)), size)
 }
@@ -256,17 +261,20 @@ func (qp *QP) PostSend(wrs []SendWR) (n int, err error) {
 	}
 	q := &qp.sq
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if qp.qp == nil {
+		q.mu.Unlock()
 		return 0, closedErr(op)
 	}
 	if len(wrs) == 0 {
+		q.mu.Unlock()
 		return 0, nil
 	}
 	if err := q.fill(op, wrs); err != nil {
+		q.mu.Unlock()
 		return 0, err
 	}
-	res := C.cverbs_post_send(qp.qp, q.wrs, q.ext, C.int(len(wrs)))
+	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)), cuptr(unsafe.Pointer(q.ext)), C.int(len(wrs)))
+	q.mu.Unlock()
 	if res.rc != 0 {
 		return int(res.bad), opErr(op, int(res.rc))
 	}
@@ -282,20 +290,24 @@ func (qp *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	}
 	q := &qp.rq
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if qp.qp == nil {
+		q.mu.Unlock()
 		return 0, closedErr(op)
 	}
 	if qp.srq != nil {
+		q.mu.Unlock()
 		return 0, opErr(op, int(syscall.EINVAL))
 	}
 	if len(wrs) == 0 {
+		q.mu.Unlock()
 		return 0, nil
 	}
 	if err := q.fill(op, wrs); err != nil {
+		q.mu.Unlock()
 		return 0, err
 	}
-	res := C.cverbs_post_recv(qp.qp, q.wrs, C.int(len(wrs)))
+	res := C.cverbs_post_recv(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)), C.int(len(wrs)))
+	q.mu.Unlock()
 	if res.rc != 0 {
 		return int(res.bad), opErr(op, int(res.rc))
 	}
@@ -310,17 +322,20 @@ func (srq *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 	}
 	q := &srq.rq
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if srq.srq == nil {
+		q.mu.Unlock()
 		return 0, closedErr(op)
 	}
 	if len(wrs) == 0 {
+		q.mu.Unlock()
 		return 0, nil
 	}
 	if err := q.fill(op, wrs); err != nil {
+		q.mu.Unlock()
 		return 0, err
 	}
-	res := C.cverbs_post_srq_recv(srq.srq, q.wrs, C.int(len(wrs)))
+	res := C.cverbs_post_srq_recv(cuptr(unsafe.Pointer(srq.srq)), cuptr(unsafe.Pointer(q.wrs)), C.int(len(wrs)))
+	q.mu.Unlock()
 	if res.rc != 0 {
 		return int(res.bad), opErr(op, int(res.rc))
 	}

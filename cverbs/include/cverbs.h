@@ -47,9 +47,11 @@ struct cverbs_post_result {
  * by Go) from ext and posts the chain with one ibv_post_send.
  */
 static inline struct cverbs_post_result
-cverbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wrs,
-		 const struct cverbs_send_ext *ext, int n)
+cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t extp, int n)
 {
+	struct ibv_qp *qp = (struct ibv_qp *)qpp;
+	struct ibv_send_wr *wrs = (struct ibv_send_wr *)wrsp;
+	const struct cverbs_send_ext *ext = (const struct cverbs_send_ext *)extp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_send_wr *bad = NULL;
 	int i;
@@ -81,8 +83,10 @@ cverbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wrs,
 
 /* cverbs_post_recv posts n receive WRs already linked by Go. */
 static inline struct cverbs_post_result
-cverbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wrs, int n)
+cverbs_post_recv(uintptr_t qpp, uintptr_t wrsp, int n)
 {
+	struct ibv_qp *qp = (struct ibv_qp *)qpp;
+	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_recv_wr *bad = NULL;
 
@@ -94,8 +98,10 @@ cverbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wrs, int n)
 
 /* cverbs_post_srq_recv posts n receive WRs already linked by Go to an SRQ. */
 static inline struct cverbs_post_result
-cverbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wrs, int n)
+cverbs_post_srq_recv(uintptr_t srqp, uintptr_t wrsp, int n)
 {
+	struct ibv_srq *srq = (struct ibv_srq *)srqp;
+	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_recv_wr *bad = NULL;
 
@@ -105,14 +111,20 @@ cverbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wrs, int n)
 	return res;
 }
 
-static inline int cverbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+/*
+ * The data path functions above and below take their verbs objects and C
+ * arrays as uintptr_t: they are C memory, and a pointer argument would make
+ * cgo check it for Go pointers on every call (cgoCheckPointer), a
+ * noticeable part of the cost of a post or a poll.
+ */
+static inline int cverbs_poll_cq(uintptr_t cq, int n, uintptr_t wc)
 {
-	return ibv_poll_cq(cq, n, wc);
+	return ibv_poll_cq((struct ibv_cq *)cq, n, (struct ibv_wc *)wc);
 }
 
-static inline int cverbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+static inline int cverbs_req_notify_cq(uintptr_t cq, int solicited_only)
 {
-	return ibv_req_notify_cq(cq, solicited_only);
+	return ibv_req_notify_cq((struct ibv_cq *)cq, solicited_only);
 }
 
 static inline int cverbs_query_port(struct ibv_context *ctx, uint8_t port,
