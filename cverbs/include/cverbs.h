@@ -530,6 +530,11 @@ static inline int cverbs_connect(struct rdma_cm_id *id, int accept,
 	return rdma_connect(id, &p) ? (errno ? errno : EIO) : 0;
 }
 
+/* CVERBS_MIN_RNR_TIMER is the RNR NAK timer our RC QPs advertise: 12 is
+ * 0.64 ms (the value perftest uses). rdma_cm leaves it at 0, which means
+ * 655 ms, so a sender that finds no receive posted stalls for that long. */
+#define CVERBS_MIN_RNR_TIMER 12
+
 /* cverbs_cm_modify_qp applies rdma_init_qp_attr for state to qp. */
 static inline int cverbs_cm_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp,
 				      int state)
@@ -541,6 +546,8 @@ static inline int cverbs_cm_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp,
 	attr.qp_state = state;
 	if (rdma_init_qp_attr(id, &attr, &mask))
 		return errno ? errno : EIO;
+	if (state == IBV_QPS_RTR && (mask & IBV_QP_MIN_RNR_TIMER))
+		attr.min_rnr_timer = CVERBS_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &attr, mask);
 }
 
