@@ -344,3 +344,8 @@ func sockaddrRoundTrip(t *testing.T, ap netip.AddrPort) netip.AddrPort {
 	require.True(t, got.IsValid(), "%v did not convert", ap)
 	return got
 }
+
+// The embedded header is the one cgo compiles (see header.go).
+func TestHeaderEmbedded(t *testing.T) {
+	assert.Contains(t, cHeader, "cverbs_post_send")
+}
