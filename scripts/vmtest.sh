@@ -152,7 +152,7 @@ status=0
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
 	-kernel "$cache/kernel/boot/vmlinuz-$kver" -initrd "$cache/initrd.img" \
-	-append "console=ttyS0 $quiet panic=-1 udapl.run=$run" \
+	-append "console=ttyS0 $quiet panic=-1 ${UDAPL_VM_APPEND:-} udapl.run=$run" \
 	-nographic -no-reboot -nic none -monitor none -serial stdio \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,multidevs=remap \

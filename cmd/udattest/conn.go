@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/udapl-go/udapl/udat"
@@ -53,6 +54,8 @@ type conn struct {
 	// inboxOff and inboxLen are the part of the data region the peer may
 	// reach (hello advertises it); inboxLen 0 means all of it.
 	inboxOff, inboxLen int
+
+	polls uint32 // Dequeue calls of next, for yieldEvery
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet
@@ -169,6 +172,16 @@ func (c *conn) postAllRecvs() error {
 
 var errTimeout = errors.New("timed out waiting for the peer")
 
+// yieldEvery is how often a polling loop yields to the scheduler. A
+// goroutine that runs for 10 ms without yielding is due for preemption, and
+// when that finds it inside a cgo call (as a poller mostly is, posting and
+// polling) the runtime takes its P away and then wakes its monitor thread
+// every 20 us for the next millisecond or more: a steady cost of thousands of
+// wake-ups a second, which on the two CPUs of the test VM is felt as lost
+// message rate. A yield every few dozen polls (well under a millisecond)
+// costs far less.
+const yieldEvery = 64
+
 // next returns the next event of evd, polling (dat_evd_dequeue) or blocking
 // (dat_evd_wait) as the conn is set up to, for at most the conn's timeout.
 func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
@@ -181,6 +194,9 @@ func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 	}
 	var deadline time.Time
 	for i := 0; ; i++ {
+		if c.polls++; c.polls%yieldEvery == 0 {
+			runtime.Gosched()
+		}
 		ev, err := evd.Dequeue()
 		if err == nil {
 			return ev, nil

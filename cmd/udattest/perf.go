@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -87,10 +86,6 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		return res, err
 	}
 
-	// The timed loops poll: keep them on one thread, as a C program would
-	// be, so the scheduler does not move them between threads.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	p := startProgress(showProgress, progressOut, fmt.Sprintf("%s %d B", cfg.op.title(), cfg.size), int64(cfg.iters), cfg.size)
 	var elapsed time.Duration
 	var samples []time.Duration

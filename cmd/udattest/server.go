@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"io"
 	"net/netip"
-	"runtime"
 	"sync"
 
 	"github.com/udapl-go/udapl/udat"
@@ -212,10 +211,6 @@ func (s *server) serve(cr *udat.CR, req request) error {
 		return err
 	}
 	if req.test == 'P' {
-		// The timed loops poll: keep them on one thread, as a C program
-		// would be, so the scheduler does not move them between threads.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		c.block = req.block
 		var err error
 		switch {
