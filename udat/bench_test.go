@@ -1,7 +1,8 @@
 package udat_test
 
 // Benchmarks of the data path: posting DTOs and polling their completions,
-// one at a time and in batches of 16 and 128 posted from a loop, with one
+// one at a time and in batches of 16 and 128, posted one DAT call per DTO
+// (post=each) or with one EP.PostRequests/PostRecvs call (post=list), with one
 // segment per DTO and with 8 segments in 8 different LMRs (every segment is
 // looked up and checked at post time). They are device benchmarks: run them
 // inside the VM,
@@ -253,32 +254,70 @@ func reapCounted(b *testing.B, e *udat.EVD, n int) {
 	}
 }
 
+// postModes are the two ways the benchmarks post a batch: "each", one DAT
+// call per DTO (EP.PostRDMAWrite, EP.PostSend, EP.PostRecv), and "list",
+// the whole batch with one EP.PostRequests or EP.PostRecvs call.
+var postModes = []string{"each", "list"}
+
 // BenchmarkRDMAWrite posts batches of signalled RDMA writes and reaps their
 // completions.
 func BenchmarkRDMAWrite(b *testing.B) {
 	for _, segs := range []int{1, benchMaxSegs} {
 		for _, batch := range []int{1, 16, benchMaxBatch} {
-			b.Run(fmt.Sprintf("segs=%d/batch=%d", segs, batch), func(b *testing.B) {
-				p := newBenchPair(b)
-				iov := p.iov1
-				if segs > 1 {
-					iov = p.iov8
-				}
-				remote := p.remote
-				measure(b, batch, dataPath{
-					post: func() error {
-						for i := 0; i < batch; i++ {
-							if err := p.client.PostRDMAWrite(iov, uint64(i), remote, udat.CompletionDefault); err != nil {
-								return err
-							}
-						}
-						return nil
-					},
-					poll: func(b *testing.B) { reapCounted(b, p.cReq, batch) },
+			for _, mode := range postModes {
+				b.Run(fmt.Sprintf("segs=%d/batch=%d/post=%s", segs, batch, mode), func(b *testing.B) {
+					p := newBenchPair(b)
+					iov := p.iov1
+					if segs > 1 {
+						iov = p.iov8
+					}
+					reqs := make([]udat.Request, batch)
+					for i := range reqs {
+						reqs[i] = udat.Request{Op: udat.DTORDMAWrite, LocalIOV: iov, Cookie: uint64(i), Remote: p.remote}
+					}
+					measure(b, batch, dataPath{
+						post: func() error { return postRequests(p.client, reqs, mode) },
+						poll: func(b *testing.B) { reapCounted(b, p.cReq, batch) },
+					})
 				})
-			})
+			}
 		}
 	}
+}
+
+// postRequests posts reqs one DAT call each, or as one list.
+func postRequests(ep *udat.EP, reqs []udat.Request, mode string) error {
+	if mode == "list" {
+		_, err := ep.PostRequests(reqs)
+		return err
+	}
+	for i := range reqs {
+		r := &reqs[i]
+		var err error
+		if r.Op == udat.DTOSend {
+			err = ep.PostSend(r.LocalIOV, r.Cookie, r.Flags)
+		} else {
+			err = ep.PostRDMAWrite(r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// postRecvs posts recvs one DAT call each, or as one list.
+func postRecvs(ep *udat.EP, recvs []udat.Recv, mode string) error {
+	if mode == "list" {
+		_, err := ep.PostRecvs(recvs)
+		return err
+	}
+	for i := range recvs {
+		if err := ep.PostRecv(recvs[i].LocalIOV, recvs[i].Cookie, recvs[i].Flags); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BenchmarkSendRecv posts batches of receives (on the server) and sends
@@ -287,39 +326,34 @@ func BenchmarkRDMAWrite(b *testing.B) {
 func BenchmarkSendRecv(b *testing.B) {
 	for _, segs := range []int{1, benchMaxSegs} {
 		for _, batch := range []int{1, 16, benchMaxBatch} {
-			b.Run(fmt.Sprintf("segs=%d/batch=%d", segs, batch), func(b *testing.B) {
-				p := newBenchPair(b)
-				iov, riov := p.iov1, []udat.LMRTriplet{p.sLMR[0].Triplet(0, benchSegLen)}
-				if segs > 1 {
-					iov, riov = p.iov8, p.recvIOV8
-				}
-				postRecvs := func() error {
-					for i := 0; i < batch; i++ {
-						if err := p.server.PostRecv(riov, uint64(i), udat.CompletionDefault); err != nil {
-							return err
-						}
+			for _, mode := range postModes {
+				b.Run(fmt.Sprintf("segs=%d/batch=%d/post=%s", segs, batch, mode), func(b *testing.B) {
+					p := newBenchPair(b)
+					iov, riov := p.iov1, []udat.LMRTriplet{p.sLMR[0].Triplet(0, benchSegLen)}
+					if segs > 1 {
+						iov, riov = p.iov8, p.recvIOV8
 					}
-					return nil
-				}
-				measure(b, batch, dataPath{
-					pre: postRecvs,
-					post: func() error {
-						if err := postRecvs(); err != nil {
-							return err
-						}
-						for i := 0; i < batch; i++ {
-							if err := p.client.PostSend(iov, uint64(i), udat.CompletionDefault); err != nil {
+					reqs := make([]udat.Request, batch)
+					recvs := make([]udat.Recv, batch)
+					for i := range reqs {
+						reqs[i] = udat.Request{Op: udat.DTOSend, LocalIOV: iov, Cookie: uint64(i)}
+						recvs[i] = udat.Recv{LocalIOV: riov, Cookie: uint64(i)}
+					}
+					measure(b, batch, dataPath{
+						pre: func() error { return postRecvs(p.server, recvs, mode) },
+						post: func() error {
+							if err := postRecvs(p.server, recvs, mode); err != nil {
 								return err
 							}
-						}
-						return nil
-					},
-					poll: func(b *testing.B) {
-						reapCounted(b, p.cReq, batch)
-						reapCounted(b, p.sRecv, batch)
-					},
+							return postRequests(p.client, reqs, mode)
+						},
+						poll: func(b *testing.B) {
+							reapCounted(b, p.cReq, batch)
+							reapCounted(b, p.sRecv, batch)
+						},
+					})
 				})
-			})
+			}
 		}
 	}
 }

@@ -72,12 +72,18 @@ type fifoRing struct {
 	owner  uint32
 	kind   uint8
 
-	// Scratch space for building one work request; used under mu.
-	sge  []cverbs.SGE
-	swr  [1]cverbs.SendWR
-	rwr  [1]cverbs.RecvWR
-	lmrv []*LMR
+	// Scratch space for building up to batch work requests (maxIOV SGEs
+	// each) that one provider call posts; used under mu.
+	batch int
+	sge   []cverbs.SGE
+	swr   []cverbs.SendWR // send queues
+	rwr   []cverbs.RecvWR // receive queues
+	lmrv  []*LMR
 }
+
+// maxBatch bounds the work requests one provider call posts (and the
+// scratch space a ring keeps for them); longer batches take several calls.
+const maxBatch = 128
 
 func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	if size < 1 {
@@ -90,16 +96,30 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	for n <= size { // one spare slot for a flush marker
 		n <<= 1
 	}
-	return &fifoRing{
+	batch := min(size, maxBatch)
+	r := &fifoRing{
 		slots:  make([]dtoSlot, n),
 		limit:  size,
 		lmrs:   make([]*LMR, n*maxIOV),
 		maxIOV: maxIOV,
 		owner:  newOwner(),
 		kind:   kind,
-		sge:    make([]cverbs.SGE, 0, maxIOV),
+		batch:  batch,
+		sge:    make([]cverbs.SGE, batch*maxIOV),
 		lmrv:   make([]*LMR, 0, maxIOV),
 	}
+	if kind == wrKindRecv {
+		r.rwr = make([]cverbs.RecvWR, batch)
+	} else {
+		r.swr = make([]cverbs.SendWR, batch)
+	}
+	return r
+}
+
+// sgeSlot returns the scratch SGEs of the i-th work request of a batch.
+// Caller holds mu.
+func (r *fifoRing) sgeSlot(i int) []cverbs.SGE {
+	return r.sge[i*r.maxIOV : (i+1)*r.maxIOV]
 }
 
 // outstanding returns how many slots are in use. Caller holds mu.

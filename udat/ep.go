@@ -531,10 +531,8 @@ func (ep *EP) postFlushMarker() {
 		return
 	}
 	seq := r.reserve(0, 0, dtoMarker, true, nil)
-	wr := &r.swr[0]
-	*wr = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}
-	n, err := ep.qp.PostSend(r.swr[:])
-	*wr = cverbs.SendWR{}
+	r.swr[0] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}
+	n, err := ep.qp.PostSend(r.swr[:1])
 	if err != nil || n != 1 {
 		r.unreserve()
 	}

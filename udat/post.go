@@ -84,6 +84,25 @@ func anyDead(lmrv []*LMR) bool {
 	return false
 }
 
+// Request is one send, RDMA write or RDMA read of a batch that
+// EP.PostRequests posts. Its fields are the arguments of the call that posts
+// it alone (dat_ep_post_send, dat_ep_post_rdma_write, dat_ep_post_rdma_read).
+type Request struct {
+	Op       DTOOp // DTOSend, DTORDMAWrite or DTORDMARead
+	LocalIOV []LMRTriplet
+	Cookie   uint64
+	Remote   RMRTriplet // RDMA writes and reads
+	Flags    CompletionFlags
+}
+
+// Recv is one receive of a batch that EP.PostRecvs posts: the arguments of
+// dat_ep_post_recv.
+type Recv struct {
+	LocalIOV []LMRTriplet
+	Cookie   uint64
+	Flags    CompletionFlags
+}
+
 // PostSend sends the data of localIOV to the peer (dat_ep_post_send). The
 // EP must be CONNECTED, or DISCONNECTED, in which case the send completes at
 // once as flushed on the request EVD. cookie comes back in the completion
@@ -92,22 +111,14 @@ func anyDead(lmrv []*LMR) bool {
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	const op = "dat_ep_post_send"
-	if err := ep.check(op); err != nil {
-		return err
-	}
-	return ep.postRequest(op, cverbs.OpSend, DTOSend, localIOV, cookie, nil, flags, InvalidArg5, ep.attr.MaxRequestIOV)
+	return ep.postOne(Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
 }
 
 // PostRDMAWrite writes the data of localIOV to remote, a buffer of the peer
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	const op = "dat_ep_post_rdma_write"
-	if err := ep.check(op); err != nil {
-		return err
-	}
-	return ep.postRequest(op, cverbs.OpRDMAWrite, DTORDMAWrite, localIOV, cookie, &remote, flags, InvalidArg6, ep.attr.MaxRDMAWriteIOV)
+	return ep.postOne(Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
 // PostRDMARead reads remote, a buffer of the peer, into localIOV
@@ -116,105 +127,188 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	const op = "dat_ep_post_rdma_read"
-	if err := ep.check(op); err != nil {
-		return err
-	}
-	return ep.postRequest(op, cverbs.OpRDMARead, DTORDMARead, localIOV, cookie, &remote, flags, InvalidArg6, ep.attr.MaxRDMAReadIOV)
+	return ep.postOne(Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
-func (ep *EP) postRequest(op string, sop cverbs.SendOp, dop DTOOp, iov []LMRTriplet, cookie uint64,
-	remote *RMRTriplet, flags CompletionFlags, flagArg Return, maxIOV int) error {
-	if flags&^validRequestFlags != 0 || (dop == DTORDMARead && flags&CompletionSolicitedWait != 0) {
-		return newError(op, InvalidParameter|flagArg)
+// PostRequests posts reqs in order, as PostSend, PostRDMAWrite and
+// PostRDMARead would one at a time, with the same checks and errors, but
+// with one call into the provider for up to 128 requests: one cgo crossing
+// and, on Soft-RoCE, one system call. It returns how many were posted; when
+// that is fewer than len(reqs), err tells why reqs[n] was not, and neither
+// it nor any after it was posted. The posted ones complete as usual. It is an
+// extension of DAT, which posts one DTO per call, and is safe for concurrent
+// use.
+func (ep *EP) PostRequests(reqs []Request) (int, error) {
+	if err := ep.check("dat_ep_post_send"); err != nil {
+		return 0, err
 	}
-	if flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0 {
-		return newError(op, InvalidParameter|flagArg)
+	n := 0
+	for n < len(reqs) {
+		k, err := ep.postRequests(reqs[n:min(len(reqs), n+ep.sq.batch)])
+		n += k
+		if err != nil {
+			return n, err
+		}
 	}
-	if len(iov) > maxIOV {
-		return newError(op, InvalidParameter|InvalidArg2)
-	}
-	if ep.reqEVD == nil {
-		return newError(op, InvalidState|InvalidStateEPEVDRequest)
-	}
-	need := MemPrivLocalRead
-	if dop == DTORDMARead {
-		need = MemPrivLocalWrite
-	}
-	r := ep.sq
-	r.mu.Lock()
-	sge, lmrv, total, err := checkIOV(op, ep.ia, ep.pz, iov, need, r.sge, r.lmrv)
-	if err != nil {
-		r.mu.Unlock()
+	return n, nil
+}
+
+// postOne posts a single request: the DAT calls.
+func (ep *EP) postOne(req Request) error {
+	if err := ep.check(requestOps[req.Op].name); err != nil { // req.Op is one of the three
 		return err
 	}
-	switch dop {
-	case DTORDMARead:
-		if total < uint64(remote.SegmentLength) {
-			r.mu.Unlock()
-			return newError(op, LengthError)
-		}
-		total = uint64(remote.SegmentLength)
-		sge, lmrv = trimSGE(sge, lmrv, total)
+	reqs := [1]Request{req}
+	_, err := ep.postRequests(reqs[:])
+	return err
+}
+
+// requestOp describes one kind of request: the DAT call that posts it, its
+// verb, the DAT_INVALID_ARG subtype of its flags argument and the local
+// privilege its segments need.
+type requestOp struct {
+	name    string
+	verb    cverbs.SendOp
+	flagArg Return
+	need    MemPriv
+}
+
+var requestOps = [...]requestOp{
+	DTOSend:      {"dat_ep_post_send", cverbs.OpSend, InvalidArg5, MemPrivLocalRead},
+	DTORDMAWrite: {"dat_ep_post_rdma_write", cverbs.OpRDMAWrite, InvalidArg6, MemPrivLocalRead},
+	DTORDMARead:  {"dat_ep_post_rdma_read", cverbs.OpRDMARead, InvalidArg6, MemPrivLocalWrite},
+}
+
+// maxIOV returns how many segments the EP allows a request of kind op.
+func (ep *EP) maxIOV(op DTOOp) int {
+	switch op {
 	case DTORDMAWrite:
-		if total > uint64(remote.SegmentLength) {
-			r.mu.Unlock()
-			return newError(op, LengthError)
-		}
+		return ep.attr.MaxRDMAWriteIOV
+	case DTORDMARead:
+		return ep.attr.MaxRDMAReadIOV
 	}
-	limit := uint64(ep.attr.MaxMessageSize)
-	if dop != DTOSend {
-		limit = uint64(ep.attr.MaxRDMASize)
+	return ep.attr.MaxRequestIOV
+}
+
+// checkRequest makes the checks of the request's DAT call, in its order,
+// and fills sge (room for the EP's most segments) with the segments to post
+// and r.lmrv with their LMRs. It returns the bytes the DTO moves. Caller
+// holds r.mu.
+func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverbs.SGE, uint64, error) {
+	if req.Op >= DTOOp(len(requestOps)) {
+		return nil, 0, newError("dat_ep_post_send", InvalidParameter|InvalidArg2)
+	}
+	o := &requestOps[req.Op]
+	flags := req.Flags
+	if flags&^validRequestFlags != 0 || (req.Op == DTORDMARead && flags&CompletionSolicitedWait != 0) ||
+		(flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0) {
+		return nil, 0, newError(o.name, InvalidParameter|o.flagArg)
+	}
+	if len(req.LocalIOV) > ep.maxIOV(req.Op) {
+		return nil, 0, newError(o.name, InvalidParameter|InvalidArg2)
+	}
+	if ep.reqEVD == nil {
+		return nil, 0, newError(o.name, InvalidState|InvalidStateEPEVDRequest)
+	}
+	var total uint64
+	var err error
+	sge, r.lmrv, total, err = checkIOV(o.name, ep.ia, ep.pz, req.LocalIOV, o.need, sge, r.lmrv)
+	if err != nil {
+		return nil, 0, err
+	}
+	limit := uint64(ep.attr.MaxRDMASize)
+	switch req.Op {
+	case DTOSend:
+		limit = uint64(ep.attr.MaxMessageSize)
+	case DTORDMARead:
+		if total < uint64(req.Remote.SegmentLength) {
+			return nil, 0, newError(o.name, LengthError)
+		}
+		total = uint64(req.Remote.SegmentLength)
+		sge, r.lmrv = trimSGE(sge, r.lmrv, total)
+	case DTORDMAWrite:
+		if total > uint64(req.Remote.SegmentLength) {
+			return nil, 0, newError(o.name, LengthError)
+		}
 	}
 	if total > limit {
-		r.mu.Unlock()
-		return newError(op, LengthError)
+		return nil, 0, newError(o.name, LengthError)
 	}
+	return sge, total, nil
+}
+
+// postRequests checks reqs (at most the ring's batch) in order and posts
+// the ones before the first that fails its checks, with one provider call.
+// It returns how many it posted.
+func (ep *EP) postRequests(reqs []Request) (int, error) {
+	r := ep.sq
+	r.mu.Lock()
 	st := ep.getState()
-	if st != EPStateConnected {
-		r.mu.Unlock()
-		if st == EPStateDisconnected {
-			ep.reqEVD.pushInternal(Event{Number: EventDTOCompletion,
-				DTO: DTOCompletionData{EP: ep, Cookie: cookie, Status: DTOErrFlushed, Op: dop}})
-			return nil
+	k := 0
+	var err error
+	for ; k < len(reqs); k++ {
+		req := &reqs[k]
+		var sge []cverbs.SGE
+		var total uint64
+		if sge, total, err = ep.checkRequest(r, req, r.sgeSlot(k)); err != nil {
+			break
 		}
-		return newError(op, InvalidState|stateSubtype(st))
+		if st != EPStateConnected {
+			if st != EPStateDisconnected {
+				err = newError(requestOps[req.Op].name, InvalidState|stateSubtype(st))
+				break
+			}
+			continue
+		}
+		if r.full() {
+			err = newError(requestOps[req.Op].name, InsufficientResources)
+			break
+		}
+		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
+		seq := r.reserve(req.Cookie, total, req.Op, signaled, r.lmrv)
+		if anyDead(r.lmrv) {
+			r.unreserve()
+			err = newError(requestOps[req.Op].name, PrivilegesViolation)
+			break
+		}
+		wf := cverbs.SendFlags(0)
+		if signaled {
+			wf |= cverbs.SendSignaled
+		}
+		if req.Flags&CompletionBarrierFence != 0 {
+			wf |= cverbs.SendFence
+		}
+		if req.Flags&CompletionSolicitedWait != 0 {
+			wf |= cverbs.SendSolicited
+		}
+		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: requestOps[req.Op].verb, Flags: wf,
+			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext}
 	}
-	if r.full() {
+	if st == EPStateDisconnected {
+		// Nothing reaches the hardware: each checked request completes at
+		// once as flushed. Events are queued without the ring lock (the
+		// EVD's lock is taken before it when completions are polled).
 		r.mu.Unlock()
-		return newError(op, InsufficientResources)
+		for i := range k {
+			ep.reqEVD.pushInternal(Event{Number: EventDTOCompletion,
+				DTO: DTOCompletionData{EP: ep, Cookie: reqs[i].Cookie, Status: DTOErrFlushed, Op: reqs[i].Op}})
+		}
+		return k, err
 	}
-	signaled := flags&(CompletionSuppress|CompletionUnsignalled) == 0
-	seq := r.reserve(cookie, total, dop, signaled, lmrv)
-	if anyDead(lmrv) {
-		r.unreserve()
+	if k == 0 {
 		r.mu.Unlock()
-		return newError(op, PrivilegesViolation)
+		return 0, err
 	}
-	var wf cverbs.SendFlags
-	if signaled {
-		wf |= cverbs.SendSignaled
-	}
-	if flags&CompletionBarrierFence != 0 {
-		wf |= cverbs.SendFence
-	}
-	if flags&CompletionSolicitedWait != 0 {
-		wf |= cverbs.SendSolicited
-	}
-	wr := &r.swr[0]
-	*wr = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: sop, Flags: wf, SGL: sge}
-	if remote != nil {
-		wr.RemoteAddr, wr.RKey = remote.VirtualAddress, remote.RMRContext
-	}
-	n, err := ep.qp.PostSend(r.swr[:])
-	*wr = cverbs.SendWR{}
-	if err != nil || n != 1 {
-		r.unreserve()
+	n, perr := ep.qp.PostSend(r.swr[:k])
+	if perr != nil || n != k {
+		for i := n; i < k; i++ {
+			r.unreserve()
+		}
 		r.mu.Unlock()
-		return verbsErr(op, err, InsufficientResources)
+		return n, verbsErr(requestOps[reqs[n].Op].name, perr, InsufficientResources)
 	}
 	r.mu.Unlock()
-	return nil
+	return k, err
 }
 
 // PostRecv posts localIOV to receive one incoming message
@@ -225,56 +319,108 @@ func (ep *EP) postRequest(op string, sop cverbs.SendOp, dop DTOOp, iov []LMRTrip
 // the EP's RecvCompletionFlags allow it. An EP that uses an SRQ refuses
 // PostRecv. PostRecv is safe for concurrent use.
 func (ep *EP) PostRecv(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	const op = "dat_ep_post_recv"
-	if err := ep.check(op); err != nil {
+	if err := ep.check(recvOp); err != nil {
 		return err
 	}
-	if flags&^CompletionUnsignalled != 0 ||
-		(flags&CompletionUnsignalled != 0 && ep.attr.RecvCompletionFlags&CompletionUnsignalled == 0) {
-		return newError(op, InvalidParameter|InvalidArg5)
+	recvs := [1]Recv{{LocalIOV: localIOV, Cookie: cookie, Flags: flags}}
+	_, err := ep.postRecvs(recvs[:])
+	return err
+}
+
+// PostRecvs posts recvs in order, as PostRecv would one at a time, with the
+// same checks and errors, but with one call into the provider for up to 128
+// receives. It returns how many were posted; when that is fewer than
+// len(recvs), err tells why recvs[n] was not, and neither it nor any after it
+// was posted. It is an extension of DAT and safe for concurrent use.
+func (ep *EP) PostRecvs(recvs []Recv) (int, error) {
+	if err := ep.check(recvOp); err != nil {
+		return 0, err
+	}
+	n := 0
+	for n < len(recvs) {
+		k, err := ep.postRecvs(recvs[n:min(len(recvs), n+ep.rq.batch)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+const recvOp = "dat_ep_post_recv"
+
+// checkRecv makes the checks of dat_ep_post_recv that need no lock.
+func (ep *EP) checkRecv(rv *Recv) error {
+	if rv.Flags&^CompletionUnsignalled != 0 ||
+		(rv.Flags&CompletionUnsignalled != 0 && ep.attr.RecvCompletionFlags&CompletionUnsignalled == 0) {
+		return newError(recvOp, InvalidParameter|InvalidArg5)
 	}
 	if ep.srq != nil {
-		return newError(op, InvalidState)
+		return newError(recvOp, InvalidState)
 	}
-	if len(localIOV) > ep.attr.MaxRecvIOV {
-		return newError(op, InvalidParameter|InvalidArg2)
+	if len(rv.LocalIOV) > ep.attr.MaxRecvIOV {
+		return newError(recvOp, InvalidParameter|InvalidArg2)
 	}
 	if ep.recvEVD == nil {
-		return newError(op, InvalidState|InvalidStateEPEVDRecv)
+		return newError(recvOp, InvalidState|InvalidStateEPEVDRecv)
 	}
+	return nil
+}
+
+// postRecvs is postRequests for receives.
+func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	r := ep.rq
 	r.mu.Lock()
-	sge, lmrv, total, err := checkIOV(op, ep.ia, ep.pz, localIOV, MemPrivLocalWrite, r.sge, r.lmrv)
-	if err != nil {
-		r.mu.Unlock()
-		return err
+	disconnected := ep.getState() == EPStateDisconnected
+	k := 0
+	var err error
+	for ; k < len(recvs); k++ {
+		rv := &recvs[k]
+		if err = ep.checkRecv(rv); err != nil {
+			break
+		}
+		var sge []cverbs.SGE
+		var total uint64
+		if sge, r.lmrv, total, err = checkIOV(recvOp, ep.ia, ep.pz, rv.LocalIOV, MemPrivLocalWrite, r.sgeSlot(k), r.lmrv); err != nil {
+			break
+		}
+		if disconnected {
+			continue
+		}
+		if r.full() {
+			err = newError(recvOp, InsufficientResources)
+			break
+		}
+		seq := r.reserve(rv.Cookie, total, DTOReceive, true, r.lmrv)
+		if anyDead(r.lmrv) {
+			r.unreserve()
+			err = newError(recvOp, PrivilegesViolation)
+			break
+		}
+		r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
 	}
-	if ep.getState() == EPStateDisconnected {
+	if disconnected {
 		r.mu.Unlock()
-		ep.recvEVD.pushInternal(Event{Number: EventDTOCompletion,
-			DTO: DTOCompletionData{EP: ep, Cookie: cookie, Status: DTOErrFlushed, Op: DTOReceive}})
-		return nil
+		for i := range k {
+			ep.recvEVD.pushInternal(Event{Number: EventDTOCompletion,
+				DTO: DTOCompletionData{EP: ep, Cookie: recvs[i].Cookie, Status: DTOErrFlushed, Op: DTOReceive}})
+		}
+		return k, err
 	}
-	if r.full() {
+	if k == 0 {
 		r.mu.Unlock()
-		return newError(op, InsufficientResources)
+		return 0, err
 	}
-	seq := r.reserve(cookie, total, DTOReceive, true, lmrv)
-	if anyDead(lmrv) {
-		r.unreserve()
+	n, perr := ep.qp.PostRecv(r.rwr[:k])
+	if perr != nil || n != k {
+		for i := n; i < k; i++ {
+			r.unreserve()
+		}
 		r.mu.Unlock()
-		return newError(op, PrivilegesViolation)
-	}
-	r.rwr[0] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
-	n, err := ep.qp.PostRecv(r.rwr[:])
-	r.rwr[0] = cverbs.RecvWR{}
-	if err != nil || n != 1 {
-		r.unreserve()
-		r.mu.Unlock()
-		return verbsErr(op, err, InsufficientResources)
+		return n, verbsErr(recvOp, perr, InsufficientResources)
 	}
 	r.mu.Unlock()
-	return nil
+	return k, err
 }
 
 // completion turns one work completion into the event it reports. It

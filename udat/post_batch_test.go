@@ -1,0 +1,230 @@
+package udat
+
+// Tests of EP.PostRequests and EP.PostRecvs, the batch forms of the post
+// calls: the same checks and completions as one call per DTO, one provider
+// call per batch, and a count of what was posted when a request is refused.
+
+import (
+	"bytes"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cgoCalls reads the runtime's count of calls from Go into C.
+func cgoCalls() uint64 {
+	s := []metrics.Sample{{Name: "/cgo/go-to-c-calls:calls"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A batch of sends, RDMA writes and RDMA reads, and a batch of receives:
+// each DTO completes once, in posting order, with its own cookie, and moves
+// its own bytes; each batch is one call into C.
+func TestPostRequestsMixedBatch(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	cb, sb := c.lmr.Bytes(), s.lmr.Bytes()
+	for i := range 4 {
+		fill(cb[i*64:(i+1)*64], byte('a'+i))
+	}
+	fill(sb[8192:8256], 'R')
+
+	recvs := make([]Recv, 2)
+	for i := range recvs {
+		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(100 + i)}
+	}
+	c0 := cgoCalls()
+	n, err := s.ep.PostRecvs(recvs)
+	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch of receives")
+	require.NoError(t, err)
+	require.Equal(t, len(recvs), n)
+
+	reqs := []Request{
+		{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(0, 64)}, Cookie: 1},
+		{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(64, 64)}, Cookie: 2, Remote: s.lmr.RMRTriplet(4096, 64)},
+		{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(128, 32), c.lmr.Triplet(192, 32)}, Cookie: 3},
+		{Op: DTORDMARead, LocalIOV: []LMRTriplet{c.lmr.Triplet(1024, 64)}, Cookie: 4, Remote: s.lmr.RMRTriplet(8192, 64)},
+	}
+	c0 = cgoCalls()
+	n, err = c.ep.PostRequests(reqs)
+	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch of requests")
+	require.NoError(t, err)
+	require.Equal(t, len(reqs), n)
+
+	for _, r := range reqs {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOSuccess, d.Status)
+		require.Equal(t, r.Cookie, d.Cookie)
+		require.Equal(t, r.Op, d.Op)
+		require.Equal(t, uint64(64), d.TransferredLength)
+	}
+	for i := range recvs {
+		d := waitDTO(t, s.recv)
+		require.Equal(t, DTOSuccess, d.Status)
+		require.Equal(t, uint64(100+i), d.Cookie)
+		require.Equal(t, uint64(64), d.TransferredLength)
+	}
+	requireEmpty(t, c.req)
+	requireEmpty(t, s.recv)
+	require.Equal(t, cb[0:64], sb[0:64], "first send")
+	require.Equal(t, cb[64:128], sb[4096:4160], "RDMA write")
+	require.Equal(t, append(bytes.Clone(cb[128:160]), cb[192:224]...), sb[64:128], "second send, gathered")
+	require.Equal(t, sb[8192:8256], cb[1024:1088], "RDMA read")
+}
+
+// A request that fails its checks is not posted, nor is any after it; the
+// ones before it are, and complete as usual. The error is the one the
+// single call would return.
+func TestPostRequestsStopsAtFirstRefused(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c, s := p.client, p.server
+	good := []LMRTriplet{c.lmr.Triplet(0, 8)}
+	cases := []struct {
+		name string
+		bad  Request
+		code Return
+	}{
+		{"segment outside its LMR", Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(64<<10-4, 8)}, Remote: s.lmr.RMRTriplet(0, 64)}, InvalidParameter | InvalidArg3},
+		{"unknown LMR context", Request{Op: DTOSend, LocalIOV: []LMRTriplet{{LMRContext: 0xdead, VirtualAddress: 1, SegmentLength: 1}}}, PrivilegesViolation},
+		{"RDMA read into a short buffer", Request{Op: DTORDMARead, LocalIOV: good, Remote: s.lmr.RMRTriplet(0, 64)}, LengthError},
+		{"unknown flag", Request{Op: DTORDMAWrite, LocalIOV: good, Remote: s.lmr.RMRTriplet(0, 64), Flags: 0x100}, InvalidParameter | InvalidArg6},
+		{"not a request", Request{Op: DTOReceive, LocalIOV: good}, InvalidParameter | InvalidArg2},
+	}
+	for i, tc := range cases {
+		reqs := []Request{
+			{Op: DTORDMAWrite, LocalIOV: good, Cookie: uint64(10 * i), Remote: s.lmr.RMRTriplet(0, 64)},
+			{Op: DTORDMAWrite, LocalIOV: good, Cookie: uint64(10*i + 1), Remote: s.lmr.RMRTriplet(0, 64)},
+			tc.bad,
+			{Op: DTORDMAWrite, LocalIOV: good, Cookie: uint64(10*i + 3), Remote: s.lmr.RMRTriplet(0, 64)},
+		}
+		n, err := c.ep.PostRequests(reqs)
+		require.Equal(t, 2, n, tc.name)
+		requireCode(t, err, tc.code, tc.name)
+		for k := range 2 {
+			d := waitDTO(t, c.req)
+			require.Equal(t, DTOSuccess, d.Status, tc.name)
+			require.Equal(t, uint64(10*i+k), d.Cookie, tc.name)
+		}
+		requireEmpty(t, c.req)
+	}
+}
+
+// More requests than the send queue has room for: the ones that fit are
+// posted, the next gets DAT_INSUFFICIENT_RESOURCES.
+func TestPostRequestsQueueFull(t *testing.T) {
+	attr := DefaultEPAttr()
+	attr.MaxRequestDTOs = 4
+	p := newPair(t, pairOpts{clientAttr: &attr})
+	c, s := p.client, p.server
+	reqs := make([]Request, 6)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(0, 8)}, Cookie: uint64(i), Remote: s.lmr.RMRTriplet(0, 8)}
+	}
+	n, err := c.ep.PostRequests(reqs)
+	require.Equal(t, 4, n)
+	requireCode(t, err, InsufficientResources)
+	for i := range 4 {
+		require.Equal(t, uint64(i), waitDTO(t, c.req).Cookie)
+	}
+	requireEmpty(t, c.req)
+}
+
+// A batch longer than one provider call takes (128 work requests) is
+// posted whole, in order, in several calls.
+func TestPostRequestsLongBatch(t *testing.T) {
+	attr := DefaultEPAttr()
+	attr.MaxRequestDTOs = 400
+	p := newPair(t, pairOpts{clientAttr: &attr, evdQLen: 512})
+	c, s := p.client, p.server
+	reqs := make([]Request, 300)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(i, 1)}, Cookie: uint64(i), Remote: s.lmr.RMRTriplet(i, 1)}
+	}
+	c0 := cgoCalls()
+	n, err := c.ep.PostRequests(reqs)
+	calls := cgoCalls() - c0
+	require.NoError(t, err)
+	require.Equal(t, len(reqs), n)
+	require.Equal(t, uint64(3), calls, "300 requests: 128 + 128 + 44")
+	for i := range reqs {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOSuccess, d.Status)
+		require.Equal(t, uint64(i), d.Cookie)
+	}
+	requireEmpty(t, c.req)
+}
+
+// The state rules of the single calls: requests only on a connected EP (a
+// DISCONNECTED one flushes each at once), receives in every state (flushed
+// at once on a DISCONNECTED EP).
+func TestPostRequestsStates(t *testing.T) {
+	ia := openIA(t)
+	pz := mustPZ(t, ia)
+	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	reqs := []Request{{Op: DTOSend, Cookie: 1}, {Op: DTOSend, Cookie: 2}}
+	n, err := s.ep.PostRequests(reqs)
+	require.Zero(t, n)
+	requireCode(t, err, InvalidState|InvalidStateEPUnconnected)
+	n, err = s.ep.PostRecvs([]Recv{{LocalIOV: []LMRTriplet{s.lmr.Triplet(0, 8)}, Cookie: 3}})
+	require.NoError(t, err, "receives are valid before the connection")
+	require.Equal(t, 1, n)
+
+	p := newPair(t, pairOpts{})
+	disconnectPair(t, p)
+	c := p.client
+	n, err = c.ep.PostRequests(reqs)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	n, err = c.ep.PostRecvs([]Recv{{Cookie: 4}, {Cookie: 5, Flags: 0x40}})
+	require.Equal(t, 1, n, "the second receive has a bad flag")
+	requireCode(t, err, InvalidParameter|InvalidArg5)
+	for _, want := range []uint64{1, 2, 4} {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOErrFlushed, d.Status)
+		require.Equal(t, want, d.Cookie)
+	}
+	requireEmpty(t, c.req)
+
+	var nilEP *EP
+	_, err = nilEP.PostRequests(reqs)
+	requireCode(t, err, InvalidHandle|InvalidHandleEP)
+	_, err = nilEP.PostRecvs(nil)
+	requireCode(t, err, InvalidHandle|InvalidHandleEP)
+}
+
+// Posting a batch allocates nothing.
+func TestPostRequestsAllocatesNothing(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	reqs := make([]Request, 16)
+	recvs := make([]Recv, 16)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+	}
+	reap := func(e *EVD, n int) {
+		deadline := time.Now().Add(20 * time.Second)
+		for n > 0 {
+			if _, err := e.Dequeue(); err == nil {
+				n--
+			} else if time.Now().After(deadline) {
+				panic("no completion")
+			}
+		}
+	}
+	round := func() {
+		if n, err := s.ep.PostRecvs(recvs); err != nil || n != len(recvs) {
+			panic(err)
+		}
+		if n, err := c.ep.PostRequests(reqs); err != nil || n != len(reqs) {
+			panic(err)
+		}
+		reap(c.req, len(reqs))
+		reap(s.recv, len(recvs))
+	}
+	round()
+	require.Zero(t, testing.AllocsPerRun(20, round), "allocations per batch round")
+}
