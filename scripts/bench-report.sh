@@ -62,6 +62,7 @@ title() {
 	case $1 in
 	write_bw_64) echo "RDMA write, 64 B" ;;
 	write_bw_4k) echo "RDMA write, 4 KiB" ;;
+	write_bw_64_list16) echo "RDMA write, 64 B, posts of 16" ;;
 	read_bw_64) echo "RDMA read, 64 B" ;;
 	read_bw_4k) echo "RDMA read, 4 KiB" ;;
 	send_bw_64) echo "send/recv, 64 B" ;;
@@ -71,7 +72,7 @@ title() {
 	esac
 }
 
-bw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k"
+bw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16"
 lat_rows="write_lat_64 send_lat_64"
 reps=$(env_of reps | awk '{ sub(/^reps=/, ""); print $1 }')
 read -r _ n64 n4k nlat depth <<<"$(env_of reps | tr ' ' '\n' | sed 's/^[a-z0-9]*=//' | tr '\n' ' ')"
@@ -94,7 +95,7 @@ table_bw() {
 			[ -n "$u" ] || { ok=no why=("no result"); }
 			local cell=$ok
 			[ "$ok" = no ] && cell="no ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
-			[ -z "$d" ] && [ "$ok" = yes ] && cell="yes (no C DAPL send test)"
+			[ -z "$d" ] && [ "$ok" = yes ] && cell="yes (no C DAPL counterpart)"
 			pp=$(pratio "$row" perftest "$col") pd=$(pratio "$row" dapl "$col")
 			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$col" = 4 ] && echo "$t")" "$name" \
 				"$(fmt "$p" "$unit")" "$(fmt "$d" "$unit")" "$(fmt "$u" "$unit")" "${rp:-–}" "${rd:-–}" "$cell" "${pp:-–}" "${pd:-–}"

@@ -146,10 +146,14 @@ run_row() {
 	case $row in
 	*_64) size=64 n=$n64 ;;
 	*_4k) size=4096 n=$n4k ;;
+	*_64_list16) size=64 n=$n64 ;;
 	esac
 	local t
 	for t in $order; do
 		case $row.$t in
+		write_bw_*_list16.perftest) perftest "$row" "$rep" bw ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 -l 16 ;;
+		write_bw_*_list16.udapl) ours "$row" "$rep" -o write -size "$size" -n "$n" -q "$depth" -signal 1 -batch 16 -wait poll -lat-n 0 ;;
+		write_bw_*_list16.dapl) ;;
 		write_bw_*.perftest) perftest "$row" "$rep" bw ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
 		read_bw_*.perftest) perftest "$row" "$rep" bw ib_read_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
 		send_bw_*.perftest) perftest "$row" "$rep" bw ib_send_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
@@ -174,7 +178,7 @@ ud_server=$!
 wait_for "$out/raw/dapltest-server.log" "Service Point Ready" || echo "bench: the dapltest server did not start" >&2
 wait_for "$out/raw/udattest-server.log" "listening" || echo "bench: the udattest server did not start" >&2
 
-rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_lat_64 send_lat_64"
+rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16 write_lat_64 send_lat_64"
 orders=("perftest dapl udapl" "udapl perftest dapl" "dapl udapl perftest")
 start=$(date +%s)
 for rep in $(seq "$reps"); do

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/udapl-go/udapl/udat"
 )
 
 // Test kinds, as dapltest's -T letters.
@@ -30,6 +32,28 @@ const (
 var opNames = [...]string{opSend: "send", opWrite: "write", opRead: "read"}
 
 func (o opKind) String() string { return opNames[o] }
+
+// dto is the DAT operation of o.
+func (o opKind) dto() udat.DTOOp {
+	switch o {
+	case opSend:
+		return udat.DTOSend
+	case opWrite:
+		return udat.DTORDMAWrite
+	}
+	return udat.DTORDMARead
+}
+
+// opOf is the operation kind of a DAT request operation.
+func opOf(d udat.DTOOp) opKind {
+	switch d {
+	case udat.DTOSend:
+		return opSend
+	case udat.DTORDMAWrite:
+		return opWrite
+	}
+	return opRead
+}
 
 // title is the name a table shows for the operation.
 func (o opKind) title() string {
@@ -69,6 +93,7 @@ type config struct {
 	iters    int
 	depth    int
 	signal   int
+	batch    int
 	block    bool
 	lat      bool
 	latIters int
@@ -128,6 +153,9 @@ Performance options (-T P):
   -n N               iterations (default 10000)
   -q N               queue depth: operations in flight (default 64)
   -signal N          request a completion every N operations (default 1)
+  -batch N           post N operations per call (EP.PostRequests), each time
+                     N fit in the queue, like perftest's --post_list
+                     (default 1: one dat_ep_post_* call per operation)
   -wait poll|block   poll the EVDs or block in dat_evd_wait (default poll)
   -segs N            split each message into N IOV segments (default 1)
   -lat               latency test, like perftest's ib_*_lat: send and write
@@ -178,6 +206,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&iters, "n", -1, "")
 	fs.IntVar(&c.depth, "q", 64, "")
 	fs.IntVar(&c.signal, "signal", 1, "")
+	fs.IntVar(&c.batch, "batch", 1, "")
 	fs.StringVar(&waitStr, "wait", "poll", "")
 	fs.IntVar(&c.segs, "segs", 1, "")
 	fs.BoolVar(&c.lat, "lat", false, "")
@@ -275,6 +304,9 @@ func (c *config) check() error {
 	}
 	if c.signal < 1 || c.signal > c.depth {
 		return usagef("-signal %d: must be 1..queue depth (%d)", c.signal, c.depth)
+	}
+	if c.batch < 1 || c.batch > c.depth {
+		return usagef("-batch %d: must be 1..queue depth (%d)", c.batch, c.depth)
 	}
 	if c.segs < 1 || c.segs > maxSegs {
 		return usagef("-segs %d: must be 1..%d", c.segs, maxSegs)

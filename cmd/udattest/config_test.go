@@ -60,7 +60,7 @@ func TestParseDeviceFromEnv(t *testing.T) {
 
 func TestParsePerf(t *testing.T) {
 	c, err := parse(t, "-h", "host", "-T", "P", "-o", "RR", "-size", "4k", "-n", "500", "-q", "32",
-		"-signal", "8", "-wait", "block", "-segs", "4", "-lat-n", "0", "-progress", "on", "-json")
+		"-signal", "8", "-batch", "16", "-wait", "block", "-segs", "4", "-lat-n", "0", "-progress", "on", "-json")
 	require.NoError(t, err)
 	assert.Equal(t, testPerf, c.test)
 	assert.Equal(t, opRead, c.op)
@@ -68,6 +68,7 @@ func TestParsePerf(t *testing.T) {
 	assert.Equal(t, 500, c.iters)
 	assert.Equal(t, 32, c.depth)
 	assert.Equal(t, 8, c.signal)
+	assert.Equal(t, 16, c.batch)
 	assert.True(t, c.block)
 	assert.Equal(t, 4, c.segs)
 	assert.Equal(t, 0, c.latIters)
@@ -122,6 +123,8 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-h", "x", "-n", "0"}, "at least 1"},
 		{[]string{"-h", "x", "-q", "0"}, "-q 0"},
 		{[]string{"-h", "x", "-q", "8", "-signal", "9"}, "-signal 9"},
+		{[]string{"-h", "x", "-q", "8", "-batch", "9"}, "-batch 9"},
+		{[]string{"-h", "x", "-batch", "0"}, "-batch 0"},
 		{[]string{"-h", "x", "-segs", "17"}, "-segs 17"},
 		{[]string{"-h", "x", "-size", "2", "-segs", "3"}, "more segments than bytes"},
 		{[]string{"-h", "x", "-wait", "spin"}, "want poll or block"},
@@ -165,7 +168,7 @@ func TestParseSize(t *testing.T) {
 
 func TestHelpMentionsEveryFlag(t *testing.T) {
 	for _, f := range []string{"-s ", "-h HOST", "-c ", "-D IA", "-p PORT", "-T ", "-timeout", "-progress", "-json",
-		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-wait", "-segs", "-lat ", "-lat-n", "-eps"} {
+		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-batch", "-wait", "-segs", "-lat ", "-lat-n", "-eps"} {
 		assert.True(t, strings.Contains(usageText, f), "usage text lacks %q", f)
 	}
 }

@@ -47,16 +47,20 @@ func perfTitle(cfg *config) string {
 		}
 		return fmt.Sprintf("%s latency (%s), %s, %s, %s", cfg.op.title(), how, wait, seg, "udattest")
 	}
-	return fmt.Sprintf("%s bandwidth, queue depth %d, completion every %d, %s, %s, %s",
-		cfg.op.title(), cfg.depth, cfg.signal, wait, seg, "udattest")
+	post := "one post per operation"
+	if cfg.batch > 1 {
+		post = fmt.Sprintf("posts of %d", cfg.batch)
+	}
+	return fmt.Sprintf("%s bandwidth, queue depth %d, completion every %d, %s, %s, %s, %s",
+		cfg.op.title(), cfg.depth, cfg.signal, post, wait, seg, "udattest")
 }
 
 // runPerf is the client of the performance test.
 func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 	res := &result{Tool: "udattest", Test: "perf", Mode: "bw", Op: cfg.op.String(), Size: cfg.size,
-		Iters: cfg.iters, Depth: cfg.depth, Signal: cfg.signal, Wait: waitName(cfg.block), Segs: cfg.segs}
+		Iters: cfg.iters, Depth: cfg.depth, Signal: cfg.signal, Batch: cfg.batch, Wait: waitName(cfg.block), Segs: cfg.segs}
 	if cfg.lat {
-		res.Mode, res.Depth, res.Signal = "lat", 1, 0
+		res.Mode, res.Depth, res.Signal, res.Batch = "lat", 1, 0, 0
 	}
 	cl, err := openClient(cfg)
 	if err != nil {
@@ -102,7 +106,7 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		}
 		elapsed = time.Since(start)
 	} else {
-		elapsed, err = c.throughput(cfg.op, cfg.iters, cfg.size, cfg.depth, cfg.signal, cfg.segs, p)
+		elapsed, err = c.throughput(cfg.op, cfg.iters, cfg.size, cfg.depth, cfg.signal, cfg.batch, cfg.segs, p)
 		if err == nil && cfg.latIters > 0 {
 			samples = make([]time.Duration, cfg.latIters)
 			err = c.opLatency(cfg.op, cfg.size, cfg.segs, samples, nil)
@@ -141,6 +145,17 @@ func waitName(block bool) string {
 	return "poll"
 }
 
+// postRequests posts reqs: with the DAT call of each when there is one, as
+// one list otherwise.
+func (c *conn) postRequests(reqs []udat.Request) error {
+	if len(reqs) == 1 {
+		r := &reqs[0]
+		return c.post(opOf(r.Op), r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+	}
+	_, err := c.ep.PostRequests(reqs)
+	return err
+}
+
 // post posts one operation of kind op.
 func (c *conn) post(op opKind, iov []udat.LMRTriplet, cookie uint64, remote udat.RMRTriplet, flags udat.CompletionFlags) error {
 	switch op {
@@ -155,21 +170,27 @@ func (c *conn) post(op opKind, iov []udat.LMRTriplet, cookie uint64, remote udat
 // throughput runs n operations of size bytes with up to depth in flight,
 // asking for a completion every signal operations (and for the last), the
 // way dapltest -T P and perftest's *_bw tests do. A completion's cookie is
-// the number of operations it covers.
-func (c *conn) throughput(op opKind, n, size, depth, signal, segs int, p *progress) (time.Duration, error) {
+// the number of operations it covers. With batch > 1 it posts batch
+// operations per EP.PostRequests call whenever that many fit in the queue
+// (and the rest at the end), as perftest's --post_list does.
+func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p *progress) (time.Duration, error) {
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
+	reqs := make([]udat.Request, batch)
 	posted, completed := 0, 0
 	start := time.Now()
 	for completed < n {
-		for posted < n && posted-completed < depth {
-			posted++
-			flags := udat.CompletionSuppress
-			if posted%signal == 0 || posted == n {
-				flags = udat.CompletionDefault
+		for k := min(batch, n-posted); k > 0 && posted+k-completed <= depth; k = min(batch, n-posted) {
+			for i := range k {
+				posted++
+				flags := udat.CompletionSuppress
+				if posted%signal == 0 || posted == n {
+					flags = udat.CompletionDefault
+				}
+				reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Cookie: uint64(posted), Remote: remote, Flags: flags}
 			}
-			if err := c.post(op, iov, uint64(posted), remote, flags); err != nil {
+			if err := c.postRequests(reqs[:k]); err != nil {
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}

@@ -62,6 +62,7 @@ type result struct {
 	Iters   int     `json:"iters"`
 	Depth   int     `json:"depth,omitempty"`
 	Signal  int     `json:"signal,omitempty"`
+	Batch   int     `json:"batch,omitempty"`
 	Wait    string  `json:"wait"`
 	Segs    int     `json:"segs,omitempty"`
 	EPs     int     `json:"eps,omitempty"`
