@@ -64,9 +64,11 @@ type EP struct {
 	attr    EPAttr
 	qp      *cverbs.QP
 	qpn     uint32
-	sq      *fifoRing
-	rq      *fifoRing
-	state   atomic.Uint32 // EPState
+	// maxInline is the largest send or RDMA write posted inline.
+	maxInline uint64
+	sq        *fifoRing
+	rq        *fifoRing
+	state     atomic.Uint32 // EPState
 
 	mu         sync.Mutex // connection state below
 	cmid       *cverbs.CMID
@@ -275,7 +277,16 @@ func (ep *EP) makeQP(op string) error {
 		init.MaxRecvWR = 0
 		init.MaxRecvSGE = 0
 	}
+	// Small sends and RDMA writes go inline, as in the C reference: the
+	// provider copies their data at post time and the adapter (or, on
+	// Soft-RoCE, the kernel) does not fetch it through the LMR. A device
+	// that refuses inline data gets a QP without.
+	init.MaxInline = maxInline
 	qp, err := ep.pz.pd.NewQP(init)
+	if err != nil {
+		init.MaxInline = 0
+		qp, err = ep.pz.pd.NewQP(init)
+	}
 	if err != nil {
 		return verbsErr(op, err, InsufficientResources|ResourceTEP)
 	}
@@ -285,6 +296,7 @@ func (ep *EP) makeQP(op string) error {
 	}
 	ep.qp = qp
 	ep.qpn = qp.Num()
+	ep.maxInline = uint64(min(qp.Cap().MaxInline, maxInline))
 	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend)
 	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv)
 	return nil

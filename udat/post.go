@@ -25,6 +25,10 @@ import (
 
 const validRequestFlags = CompletionSuppress | CompletionSolicitedWait | CompletionUnsignalled | CompletionBarrierFence
 
+// maxInline is the largest send or RDMA write posted inline (the C
+// reference's default too).
+const maxInline = 64
+
 // checkIOV validates iov for a DTO of pz that needs privilege need, and fills
 // sge and lmrv (scratch slices with room for len(iov) entries) with the
 // segments to post and their LMRs. It returns the total length.
@@ -277,6 +281,9 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		}
 		if req.Flags&CompletionBarrierFence != 0 {
 			wf |= cverbs.SendFence
+		}
+		if total > 0 && total <= ep.maxInline && req.Op != DTORDMARead {
+			wf |= cverbs.SendInline
 		}
 		if req.Flags&CompletionSolicitedWait != 0 {
 			wf |= cverbs.SendSolicited
