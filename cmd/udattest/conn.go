@@ -55,7 +55,7 @@ type conn struct {
 	// reach (hello advertises it); inboxLen 0 means all of it.
 	inboxOff, inboxLen int
 
-	polls uint32 // Dequeue calls of next, for yieldEvery
+	yield yielder // of the polling loops
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet
@@ -172,15 +172,31 @@ func (c *conn) postAllRecvs() error {
 
 var errTimeout = errors.New("timed out waiting for the peer")
 
-// yieldEvery is how often a polling loop yields to the scheduler. A
-// goroutine that runs for 10 ms without yielding is due for preemption, and
-// when that finds it inside a cgo call (as a poller mostly is, posting and
-// polling) the runtime takes its P away and then wakes its monitor thread
-// every 20 us for the next millisecond or more: a steady cost of thousands of
-// wake-ups a second, which on the two CPUs of the test VM is felt as lost
-// message rate. A yield every few dozen polls (well under a millisecond)
-// costs far less.
-const yieldEvery = 64
+// yielder makes a busy-polling goroutine yield to the scheduler every
+// yieldInterval. A goroutine that runs for 10 ms without yielding is due
+// for preemption, and when that finds it inside a cgo call (as a poller
+// mostly is, posting and polling) the runtime takes its P away and then
+// wakes its monitor thread every 20 us for the next millisecond or more:
+// thousands of wake-ups a second, felt as lost message rate on the two CPUs
+// of the test VM. A yield wakes an idle thread once, so it is worth it only
+// every few milliseconds: the clock is read every 64 polls.
+type yielder struct {
+	polls uint32
+	last  time.Time
+}
+
+const yieldInterval = 2 * time.Millisecond
+
+// poll counts one poll and yields when yieldInterval has passed.
+func (y *yielder) poll() {
+	if y.polls++; y.polls%64 != 0 {
+		return
+	}
+	if now := time.Now(); now.Sub(y.last) >= yieldInterval {
+		runtime.Gosched()
+		y.last = now
+	}
+}
 
 // next returns the next event of evd, polling (dat_evd_dequeue) or blocking
 // (dat_evd_wait) as the conn is set up to, for at most the conn's timeout.
@@ -194,9 +210,7 @@ func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 	}
 	var deadline time.Time
 	for i := 0; ; i++ {
-		if c.polls++; c.polls%yieldEvery == 0 {
-			runtime.Gosched()
-		}
+		c.yield.poll()
 		ev, err := evd.Dequeue()
 		if err == nil {
 			return ev, nil

@@ -290,7 +290,9 @@ func (r *lazyReaper) finish() error {
 }
 
 // pingTimer records ping-pong samples the way perftest does: the time
-// between consecutive sends of the initiator, halved.
+// between consecutive sends of the initiator, halved. It ticks as a send
+// has been posted, so reading the clock is not on the critical path (the
+// message is on its way meanwhile).
 type pingTimer struct {
 	samples []time.Duration
 	last    time.Time
@@ -337,9 +339,7 @@ func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Dur
 	}
 	slot := -1 // the receive to repost
 	for i := 1; i <= n; i++ {
-		if initiator {
-			t.tick()
-		} else {
+		if !initiator {
 			var err error
 			if slot, err = recv(i); err != nil {
 				return err
@@ -347,6 +347,9 @@ func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Dur
 		}
 		if err := send(i); err != nil {
 			return err
+		}
+		if initiator {
+			t.tick()
 		}
 		if slot >= 0 {
 			if err := c.postRecv(slot); err != nil {
@@ -393,6 +396,9 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 		if err := c.ep.PostRDMAWrite(iov, uint64(i), remote, r.flags(i, n)); err != nil {
 			return fmt.Errorf("post RDMA write %d: %w", i, err)
 		}
+		if initiator {
+			t.tick()
+		}
 		return r.drain()
 	}
 	wait := func(i int) error {
@@ -413,10 +419,10 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 		return nil
 	}
 	for i := 1; i <= n; i++ {
-		if initiator {
-			t.tick()
-		} else if err := wait(i); err != nil {
-			return err
+		if !initiator {
+			if err := wait(i); err != nil {
+				return err
+			}
 		}
 		if err := write(i); err != nil {
 			return err
