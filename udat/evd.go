@@ -203,13 +203,12 @@ func (e *EVD) poll(all bool) {
 	}
 }
 
-var (
-	errDequeueEmpty = newError("dat_evd_dequeue", QueueEmpty)
-	errWaitTimeout  = newError("dat_evd_wait", TimeoutExpired)
-)
+var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 
-// Dequeue removes the first event from the EVD (dat_evd_dequeue). It fails
-// with DAT_QUEUE_EMPTY when there is none. It does not allocate.
+// Dequeue removes the first event from the EVD (dat_evd_dequeue). When
+// there is none it returns ErrQueueEmpty itself (DAT_QUEUE_EMPTY), so that a
+// polling loop may test for it with err == ErrQueueEmpty, which costs less
+// than errors.Is. It does not allocate.
 func (e *EVD) Dequeue() (Event, error) {
 	const op = "dat_evd_dequeue"
 	if err := e.check(op); err != nil {
@@ -221,7 +220,7 @@ func (e *EVD) Dequeue() (Event, error) {
 	}
 	if e.qn == 0 {
 		e.mu.Unlock()
-		return Event{}, errDequeueEmpty
+		return Event{}, ErrQueueEmpty
 	}
 	ev := e.popLocked()
 	e.mu.Unlock()

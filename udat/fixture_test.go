@@ -154,6 +154,7 @@ func requireEmpty(t testing.TB, e *EVD) {
 	time.Sleep(quietDur)
 	ev, err := e.Dequeue()
 	require.Truef(t, errors.Is(err, ErrQueueEmpty), "expected an empty EVD, got event %v (%+v), err %v", ev.Number, ev.DTO, err)
+	require.Same(t, ErrQueueEmpty, err, "Dequeue returns the sentinel itself")
 }
 
 // requireCode checks that err is a DAT error with exactly type|subtype.

@@ -215,7 +215,7 @@ func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 		if err == nil {
 			return ev, nil
 		}
-		if !errors.Is(err, udat.ErrQueueEmpty) {
+		if err != udat.ErrQueueEmpty { // Dequeue returns the sentinel itself
 			return ev, err
 		}
 		if i&0xfff == 0xfff {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -265,7 +264,7 @@ func (r *lazyReaper) wait() error {
 func (r *lazyReaper) drain() error {
 	for r.pending > 0 {
 		ev, err := r.c.reqEVD.Dequeue()
-		if errors.Is(err, udat.ErrQueueEmpty) {
+		if err == udat.ErrQueueEmpty {
 			return nil
 		}
 		if err != nil {
