@@ -35,6 +35,18 @@
 // flush breaks the connection: the EP becomes DISCONNECTED and
 // EventConnectionBroken arrives on its connect EVD.
 //
+// Beyond DAT, EP.PostRequests and EP.PostRecvs post a batch of DTOs with
+// one call into the provider (one cgo crossing, and on Soft-RoCE one system
+// call, per 128 DTOs), with the checks of the single calls; they return how
+// many were posted. Sends and RDMA writes of up to 64 bytes are posted
+// inline, as in the C reference.
+//
+// A busy-polling loop should compare Dequeue's error with ErrQueueEmpty
+// (Dequeue returns that very value) and call runtime.Gosched every few
+// milliseconds: a goroutine that the runtime finds inside a cgo call when it
+// is due for preemption (after 10 ms without a yield) loses its P, and the
+// runtime's monitor thread then wakes every 20 microseconds for a while.
+//
 // The I/O vector may be reused as soon as a post returns; the memory it names
 // may not until the DTO completes. Memory comes from AllocLMR (page-aligned,
 // outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
@@ -90,6 +102,7 @@
 //	dat_ep_post_recv               (*EP).PostRecv(iov, cookie, flags)
 //	dat_ep_post_rdma_read          (*EP).PostRDMARead(iov, cookie, remote, flags)
 //	dat_ep_post_rdma_write         (*EP).PostRDMAWrite(iov, cookie, remote, flags)
+//	(a batch of the above)         (*EP).PostRequests(reqs), (*EP).PostRecvs(recvs)
 //	dat_ep_get_status              (*EP).GetStatus
 //	dat_ep_reset                   (*EP).Reset
 //	dat_ep_free                    (*EP).Free

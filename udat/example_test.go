@@ -206,3 +206,49 @@ func ExampleEVD_PostSE() {
 	// DAT_SOFTWARE_EVENT wake up 0
 	// true
 }
+
+// A batch of DTOs goes to the provider in one call: here an RDMA write and
+// a send behind it, which the peer receives with a batch of receives.
+func ExampleEP_PostRequests() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	client, server, cEVD, sEVD, cMem, sMem := connected(ia, 4796)
+
+	n, err := server.PostRecvs([]udat.Recv{
+		{LocalIOV: []udat.LMRTriplet{sMem.Triplet(0, 64)}, Cookie: 10},
+		{LocalIOV: []udat.LMRTriplet{sMem.Triplet(64, 64)}, Cookie: 11},
+	})
+	fmt.Println("receives posted:", n, err)
+
+	copy(cMem.Bytes(), "written")
+	copy(cMem.Bytes()[64:], "sent")
+	n, err = client.PostRequests([]udat.Request{
+		{Op: udat.DTORDMAWrite, LocalIOV: []udat.LMRTriplet{cMem.Triplet(0, 7)}, Cookie: 1, Remote: sMem.RMRTriplet(1024, 7)},
+		{Op: udat.DTOSend, LocalIOV: []udat.LMRTriplet{cMem.Triplet(64, 4)}, Cookie: 2},
+	})
+	fmt.Println("requests posted:", n, err)
+	for range 2 {
+		ev, _, _ := cEVD.Wait(10_000_000, 1)
+		fmt.Println(ev.DTO.Op, ev.DTO.Cookie, ev.DTO.Status)
+	}
+	ev, _, _ := sEVD.Wait(10_000_000, 1)
+	fmt.Printf("received %q (cookie %d), written %q\n",
+		sMem.Bytes()[:ev.DTO.TransferredLength], ev.DTO.Cookie, sMem.Bytes()[1024:1031])
+
+	// A refused request stops the batch: the ones before it are posted.
+	n, err = client.PostRequests([]udat.Request{
+		{Op: udat.DTORDMAWrite, LocalIOV: []udat.LMRTriplet{cMem.Triplet(0, 7)}, Cookie: 3, Remote: sMem.RMRTriplet(1024, 7)},
+		{Op: udat.DTORDMAWrite, LocalIOV: []udat.LMRTriplet{cMem.Triplet(0, 7)}, Cookie: 4, Remote: sMem.RMRTriplet(1024, 3)},
+	})
+	fmt.Println("requests posted:", n, err)
+	// Output:
+	// receives posted: 2 <nil>
+	// requests posted: 2 <nil>
+	// DAT_DTO_RDMA_WRITE 1 DAT_DTO_SUCCESS
+	// DAT_DTO_SEND 2 DAT_DTO_SUCCESS
+	// received "sent" (cookie 10), written "written"
+	// requests posted: 1 udat: dat_ep_post_rdma_write: DAT_LENGTH_ERROR
+}

@@ -71,6 +71,8 @@ func TestNilHandles(t *testing.T) {
 		{"EP.PostRecv", InvalidHandleEP, func() error { return ep.PostRecv(iov, 1, 0) }},
 		{"EP.PostRDMARead", InvalidHandleEP, func() error { return ep.PostRDMARead(iov, 1, rt, 0) }},
 		{"EP.PostRDMAWrite", InvalidHandleEP, func() error { return ep.PostRDMAWrite(iov, 1, rt, 0) }},
+		{"EP.PostRequests", InvalidHandleEP, func() error { return e2(ep.PostRequests([]Request{{LocalIOV: iov}})) }},
+		{"EP.PostRecvs", InvalidHandleEP, func() error { return e2(ep.PostRecvs([]Recv{{LocalIOV: iov}})) }},
 		{"EP.Connect", InvalidHandleEP, func() error {
 			return ep.Connect(netip.MustParseAddr("192.0.2.1"), 1, 0, nil, 0, 0)
 		}},

@@ -269,20 +269,48 @@ func (c *conn) serveCtrl() error {
 	}
 }
 
-// sinkSends receives n messages of size bytes (the send bandwidth test),
-// reposting each receive at once.
+// sinkSends receives n messages of size bytes (the send bandwidth test).
+// It waits for one, takes the others already there, and reposts them all
+// with one EP.PostRecvs call, as perftest's server reposts after each poll
+// of a batch of completions.
 func sinkSends(c *conn, n, size int) error {
-	for i := 0; i < n; i++ {
+	iovs := make([]udat.LMRTriplet, c.lay.nRecv)
+	recvs := make([]udat.Recv, 0, c.lay.nRecv)
+	take := func(i int, d udat.DTOCompletionData) error {
+		if d.Status != udat.DTOSuccess || d.TransferredLength != uint64(size) {
+			return fmt.Errorf("message %d: %v, %d bytes, expected %d", i, d.Status, d.TransferredLength, size)
+		}
+		slot := int(d.Cookie)
+		iovs[slot] = c.lmr.Triplet(c.lay.recvOff()+slot*c.lay.slotSize, c.lay.slotSize)
+		recvs = append(recvs, udat.Recv{LocalIOV: iovs[slot : slot+1], Cookie: d.Cookie})
+		return nil
+	}
+	for i := 0; i < n; {
 		d, err := c.nextDTO(c.rcvEVD, "receive")
 		if err != nil {
 			return fmt.Errorf("message %d of %d: %w", i+1, n, err)
 		}
-		if d.TransferredLength != uint64(size) {
-			return fmt.Errorf("message %d: %d bytes, expected %d", i+1, d.TransferredLength, size)
-		}
-		if err := c.postRecv(int(d.Cookie)); err != nil {
+		i++
+		if err := take(i, d); err != nil {
 			return err
 		}
+		for i < n && len(recvs) < cap(recvs) {
+			ev, err := c.rcvEVD.Dequeue()
+			if err == udat.ErrQueueEmpty {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("message %d of %d: %w", i+1, n, err)
+			}
+			i++
+			if err := take(i, ev.DTO); err != nil {
+				return err
+			}
+		}
+		if _, err := c.ep.PostRecvs(recvs); err != nil {
+			return fmt.Errorf("repost %d receives: %w", len(recvs), err)
+		}
+		recvs = recvs[:0]
 	}
 	return nil
 }
