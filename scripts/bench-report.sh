@@ -179,28 +179,43 @@ milliseconds (the scheduler tick) when a spinner and the kernel work it waits fo
 p99 column shows it. Numbers move by 10-30 % between repetitions, hence the medians and the
 paired ratios.
 
-**Where udapl's time goes.** Each DTO crosses from Go to C once to be posted; completions are
-polled in batches of up to 64 per crossing. In this VM one crossing with an empty
-\`ibv_poll_cq\` (\`DequeueEmpty\`) costs $(gb DequeueEmpty ns/op) ns, and an RDMA write posted and
-reaped costs $(gb RDMAWrite/segs=1/batch=1 ns/DTO) ns alone, $(gb RDMAWrite/segs=1/batch=16 ns/DTO) ns in batches of 16 and
-$(gb RDMAWrite/segs=1/batch=128 ns/DTO) ns in batches of 128 (most of it the kernel's work inside the post). The post and
-poll paths allocate nothing (allocs/op 0 in every benchmark).
+**Where udapl's time goes.** Each DAT post call (\`EP.PostSend\`, \`PostRDMAWrite\`, ...) crosses from Go
+to C once; \`EP.PostRequests\` and \`EP.PostRecvs\` cross once per list of up to 128 DTOs. Completions are
+polled up to 64 per crossing. In this VM one crossing with an empty \`ibv_poll_cq\` (\`DequeueEmpty\`) costs
+$(gb DequeueEmpty ns/op) ns. An RDMA write posted and reaped costs $(gb RDMAWrite/segs=1/batch=1/post=each ns/DTO) ns alone;
+in batches of 16, $(gb RDMAWrite/segs=1/batch=16/post=each ns/DTO) ns posted one call each and
+$(gb RDMAWrite/segs=1/batch=16/post=list ns/DTO) ns posted as one list; in batches of 128,
+$(gb RDMAWrite/segs=1/batch=128/post=each ns/DTO) and $(gb RDMAWrite/segs=1/batch=128/post=list ns/DTO) ns. Most of it is the
+kernel's work inside the post's system call. The post and poll paths allocate nothing (allocs/op 0 in every
+benchmark). Sends and RDMA writes of up to 64 B are posted inline, as the C reference does; perftest's
+bandwidth tests post without inline data, its latency tests with.
 
-**The cgo-crossings-per-batch figure.** Measured, not estimated: polling takes one crossing per EVD per
-64 completions (RDMA write: 1 for batches of 1 and 16, 3 for 128: 64 + 64 + the empty poll that ends the
-batch; send/recv: twice that, send and receive EVD); posting takes one crossing per DTO (16 for a batch of 16, 128 for 128; send/recv: twice that, receives and sends), because the DAT
-calls (\`dat_ep_post_*\`, and so \`EP.Post*\`) post one DTO each. The target of 1 crossing per batch
-is met by polls of up to 63 completions (3 crossings for 128), not by posts. On rxe each post
-is also a system call.
+**The cgo-crossings-per-batch figure.** Measured, not estimated (the runtime's own counter). Posting a list
+(\`post=list\`) takes 1 crossing per batch of 16 or 128 (send/recv: 2, the receives and the sends); posting
+one DAT call per DTO (\`post=each\`) takes one per DTO. Polling takes one crossing per EVD per 64 completions
+(3 for a batch of 128: 64 + 64 + the empty poll that ends it). The bandwidth rows above post one DTO per
+call, like perftest (without \`-l\`) and dapltest; the "posts of 16" row posts lists, like \`ib_write_bw -l 16\`.
 
-**What would close the gaps.** (1) A batch post in udat: several DTOs in one call, or posts
-flagged "more follow" whose doorbell is rung by the last; cverbs already posts a list of work
-requests with one cgo call, and on rxe that also turns k system calls into one. This is the one
-change that would take the per-DTO overhead below the C tools' for batches. (2) Fewer cycles on
-the post path (the per-segment LMR lookup and checks, the ring bookkeeping under the queue lock).
-(3) Measuring on KVM or an adapter, where the device's work does not compete for the same two
-emulated CPUs; the gaps here are per-operation CPU cost magnified by emulation, not protocol
-differences (all three tools move the same packets).
+**The Go runtime and busy polling.** A goroutine that runs 10 ms without yielding is due for preemption; when
+the runtime finds it inside a cgo call (where a poller spends most of its time) it takes the goroutine's P and
+sets its monitor thread (sysmon) waking every 20 us for the next millisecond or more. A profile of udattest in
+this VM showed that thread taking 16-18 % of the process's samples. udattest's polling loops therefore yield
+(\`runtime.Gosched\`) every 2 ms, and compare \`Dequeue\`'s error with \`udat.ErrQueueEmpty\` directly (it is
+returned as is; \`errors.Is\` on every empty poll was 3-6 % of a latency run). Each yield wakes an idle thread:
+yielding every 64 polls instead showed up as 5 % of the profile. The VM's kernel marks the TSC unstable and reads
+the clock from the emulated HPET, so each clock read of the Go runtime or of udattest is a system call here;
+perftest reads the TSC directly.
+
+**What would close the gaps.** Per operation, udapl still does more in Go than the C tools do in C: the
+checks the man pages ask for at post time (an LMR lookup per segment, bounds, PZ, privileges), the cookie ring
+under its lock, the cgo crossing, and turning each completion into a DAT event; under emulation each of these
+costs about ten times what it costs on hardware. The latency gap is not a fixed cost: in side-by-side trial
+runs (udattest under GOMAXPROCS=1 or GODEBUG=asyncpreemptoff=1, beside perftest) single runs had a p50 below
+perftest's (14.0 vs 19.4 us for RDMA write, 18.3 vs 20.8 us for send/recv) and others of the same setting
+1.5-2 x above it, which points at where the two spinning processes and the Go runtime's threads land on the
+two virtual CPUs. Pinning a Go client to one CPU (taskset) made it 2-3 x slower, as its runtime threads then
+share the poller's CPU. Measuring on KVM or an adapter, where the device's work does not compete for the same
+two emulated CPUs, would separate these effects from the per-operation cost.
 
 **Receive queue depth and RNR.** The send/recv bandwidth test keeps 512 receives posted, like
 \`ib_send_bw\`'s default \`-r 512\`. With fewer, a receiver that falls behind for a few
