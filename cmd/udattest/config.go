@@ -44,17 +44,6 @@ func (o opKind) dto() udat.DTOOp {
 	return udat.DTORDMARead
 }
 
-// opOf is the operation kind of a DAT request operation.
-func opOf(d udat.DTOOp) opKind {
-	switch d {
-	case udat.DTOSend:
-		return opSend
-	case udat.DTORDMAWrite:
-		return opWrite
-	}
-	return opRead
-}
-
 // title is the name a table shows for the operation.
 func (o opKind) title() string {
 	switch o {

@@ -144,12 +144,12 @@ func waitName(block bool) string {
 	return "poll"
 }
 
-// postRequests posts reqs: with the DAT call of each when there is one, as
-// one list otherwise.
-func (c *conn) postRequests(reqs []udat.Request) error {
+// postRequests posts reqs, operations of kind op: with the DAT call when
+// there is one, as one list otherwise.
+func (c *conn) postRequests(op opKind, reqs []udat.Request) error {
 	if len(reqs) == 1 {
 		r := &reqs[0]
-		return c.post(opOf(r.Op), r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+		return c.post(op, r.LocalIOV, r.Cookie, r.Remote, r.Flags)
 	}
 	_, err := c.ep.PostRequests(reqs)
 	return err
@@ -189,7 +189,7 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 				}
 				reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Cookie: uint64(posted), Remote: remote, Flags: flags}
 			}
-			if err := c.postRequests(reqs[:k]); err != nil {
+			if err := c.postRequests(op, reqs[:k]); err != nil {
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
