@@ -11,7 +11,7 @@ import (
 // deviceExamples are the examples that open the RDMA device. Tests skip
 // themselves in a host-only run (devtest.Require); examples cannot, so a
 // host-only run skips these by name. In the VM they all run.
-const deviceExamples = `^(Example_sendReceive|ExampleEP_PostRDMARead|ExampleEP_PostSend_errors|ExampleSRQ_PostRecv|ExampleEVD_PostSE)$`
+const deviceExamples = `^(Example_sendReceive|ExampleEP_PostRDMARead|ExampleEP_PostSend_errors|ExampleSRQ_PostRecv|ExampleEVD_PostSE|ExampleEP_PostRequests)$`
 
 func TestMain(m *testing.M) {
 	flag.Parse()
