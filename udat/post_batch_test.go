@@ -6,11 +6,14 @@ package udat
 
 import (
 	"bytes"
+	"fmt"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 )
 
 // cgoCalls reads the runtime's count of calls from Go into C.
@@ -227,4 +230,96 @@ func TestPostRequestsAllocatesNothing(t *testing.T) {
 	}
 	round()
 	require.Zero(t, testing.AllocsPerRun(20, round), "allocations per batch round")
+}
+
+// Batches posted from several goroutines at once, while the queue fills and
+// drains: every DTO that a call reports posted completes exactly once, and
+// the ones it reports not posted never do. Run with -race.
+func TestPostRequestsConcurrent(t *testing.T) {
+	const (
+		workers = 4
+		batches = 20
+		batch   = 8
+		total   = workers * batches * batch
+	)
+	attr := DefaultEPAttr()
+	attr.MaxRequestDTOs = 32
+	attr.MaxRecvDTOs = total
+	p := newPair(t, pairOpts{clientAttr: &attr, serverAttr: &attr, evdQLen: 2 * total, splitEVDs: true})
+	c, s := p.client, p.server
+
+	var g errgroup.Group
+	for w := range workers {
+		g.Go(func() error {
+			for b := range batches {
+				recvs := make([]Recv, batch)
+				for i := range recvs {
+					k := (w*batches+b)*batch + i
+					recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(k*8, 8)}, Cookie: uint64(k)}
+				}
+				if n, err := s.ep.PostRecvs(recvs); err != nil || n != batch {
+					return fmt.Errorf("post receives: %d, %w", n, err)
+				}
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+
+	var mu sync.Mutex
+	completed := map[uint64]int{}
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		for n := 0; n < total; n++ {
+			ev, _, err := c.req.Wait(waitUS, 1)
+			if err != nil {
+				t.Errorf("wait for send completions: %v", err)
+				return
+			}
+			if ev.DTO.Status != DTOSuccess {
+				t.Errorf("send completion %+v", ev.DTO)
+			}
+			mu.Lock()
+			completed[ev.DTO.Cookie]++
+			mu.Unlock()
+		}
+	}()
+	for w := range workers {
+		g.Go(func() error {
+			for b := range batches {
+				reqs := make([]Request, batch)
+				for i := range reqs {
+					k := uint64((w*batches+b)*batch + i)
+					reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(int(k%64)*8, 8)}, Cookie: k}
+				}
+				for len(reqs) > 0 {
+					n, err := c.ep.PostRequests(reqs)
+					reqs = reqs[n:]
+					if err != nil && CodeOf(err).Type() != InsufficientResources {
+						return err
+					}
+					if err != nil {
+						time.Sleep(time.Millisecond) // the queue is full: let the reaper catch up
+					}
+				}
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+	select {
+	case <-reaped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("send completions missing")
+	}
+	require.Len(t, completed, total)
+	for k, n := range completed {
+		require.Equal(t, 1, n, "cookie %d", k)
+	}
+	for range total {
+		require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+	}
+	requireEmpty(t, c.req)
+	requireEmpty(t, s.recv)
 }
