@@ -71,19 +71,39 @@ type fifoRing struct {
 	tail   uint32 // next slot to use
 	owner  uint32
 	kind   uint8
-
-	// Scratch space for building up to batch work requests (maxIOV SGEs
-	// each) that one provider call posts; used under mu.
-	batch int
-	sge   []cverbs.SGE
-	swr   []cverbs.SendWR // send queues
-	rwr   []cverbs.RecvWR // receive queues
-	lmrv  []*LMR
+	scratch
 }
 
 // maxBatch bounds the work requests one provider call posts (and the
 // scratch space a ring keeps for them); longer batches take several calls.
 const maxBatch = 128
+
+// scratch is where a ring builds up to batch work requests, maxIOV SGEs
+// each, that one provider call posts; used under the ring's lock.
+type scratch struct {
+	batch int
+	sge   []cverbs.SGE
+	swr   []cverbs.SendWR // send queues
+	rwr   []cverbs.RecvWR // receive queues and SRQs
+	lmrv  []*LMR          // the LMRs of the request being checked
+}
+
+func newScratch(size, maxIOV int, send bool) scratch {
+	s := scratch{batch: min(size, maxBatch), lmrv: make([]*LMR, 0, maxIOV)}
+	s.sge = make([]cverbs.SGE, s.batch*maxIOV)
+	if send {
+		s.swr = make([]cverbs.SendWR, s.batch)
+	} else {
+		s.rwr = make([]cverbs.RecvWR, s.batch)
+	}
+	return s
+}
+
+// sgeSlot returns the SGEs of the i-th work request of a batch.
+func (s *scratch) sgeSlot(i int) []cverbs.SGE {
+	n := len(s.sge) / s.batch
+	return s.sge[i*n : (i+1)*n]
+}
 
 func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	if size < 1 {
@@ -96,30 +116,15 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	for n <= size { // one spare slot for a flush marker
 		n <<= 1
 	}
-	batch := min(size, maxBatch)
-	r := &fifoRing{
-		slots:  make([]dtoSlot, n),
-		limit:  size,
-		lmrs:   make([]*LMR, n*maxIOV),
-		maxIOV: maxIOV,
-		owner:  newOwner(),
-		kind:   kind,
-		batch:  batch,
-		sge:    make([]cverbs.SGE, batch*maxIOV),
-		lmrv:   make([]*LMR, 0, maxIOV),
+	return &fifoRing{
+		slots:   make([]dtoSlot, n),
+		limit:   size,
+		lmrs:    make([]*LMR, n*maxIOV),
+		maxIOV:  maxIOV,
+		owner:   newOwner(),
+		kind:    kind,
+		scratch: newScratch(size, maxIOV, kind != wrKindRecv),
 	}
-	if kind == wrKindRecv {
-		r.rwr = make([]cverbs.RecvWR, batch)
-	} else {
-		r.swr = make([]cverbs.SendWR, batch)
-	}
-	return r
-}
-
-// sgeSlot returns the scratch SGEs of the i-th work request of a batch.
-// Caller holds mu.
-func (r *fifoRing) sgeSlot(i int) []cverbs.SGE {
-	return r.sge[i*r.maxIOV : (i+1)*r.maxIOV]
 }
 
 // outstanding returns how many slots are in use. Caller holds mu.
@@ -234,9 +239,7 @@ type poolRing struct {
 	free   []uint32 // stack of free slot indexes
 	limit  int      // at most this many pending receives (dat_srq_resize)
 	owner  uint32
-	sge    []cverbs.SGE
-	rwr    [1]cverbs.RecvWR
-	lmrv   []*LMR
+	scratch
 }
 
 func newPoolRing(size, maxIOV int) *poolRing {
@@ -247,14 +250,13 @@ func newPoolRing(size, maxIOV int) *poolRing {
 		maxIOV = 1
 	}
 	r := &poolRing{
-		slots:  make([]dtoSlot, size),
-		lmrs:   make([]*LMR, size*maxIOV),
-		maxIOV: maxIOV,
-		free:   make([]uint32, size),
-		limit:  size,
-		owner:  newOwner(),
-		sge:    make([]cverbs.SGE, 0, maxIOV),
-		lmrv:   make([]*LMR, 0, maxIOV),
+		slots:   make([]dtoSlot, size),
+		lmrs:    make([]*LMR, size*maxIOV),
+		maxIOV:  maxIOV,
+		free:    make([]uint32, size),
+		limit:   size,
+		owner:   newOwner(),
+		scratch: newScratch(size, maxIOV, false),
 	}
 	for i := range r.free {
 		r.free[i] = uint32(size - 1 - i)

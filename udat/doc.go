@@ -35,7 +35,7 @@
 // flush breaks the connection: the EP becomes DISCONNECTED and
 // EventConnectionBroken arrives on its connect EVD.
 //
-// Beyond DAT, EP.PostRequests and EP.PostRecvs post a batch of DTOs with
+// Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch of DTOs with
 // one call into the provider (one cgo crossing, and on Soft-RoCE one system
 // call, per 128 DTOs), with the checks of the single calls; they return how
 // many were posted. Sends and RDMA writes of up to 64 bytes are posted
@@ -120,7 +120,7 @@
 //	dat_cr_reject                  (*CR).Reject(privateData)
 //	dat_cr_handoff                 (*CR).Handoff (DAT_NOT_IMPLEMENTED, as in the C reference)
 //	dat_srq_create                 (*IA).CreateSRQ(pz, attr)
-//	dat_srq_post_recv              (*SRQ).PostRecv(iov, cookie)
+//	dat_srq_post_recv              (*SRQ).PostRecv(iov, cookie); a batch: (*SRQ).PostRecvs(recvs)
 //	dat_srq_query                  (*SRQ).Query
 //	dat_srq_resize                 (*SRQ).Resize
 //	dat_srq_set_lw                 (*SRQ).SetLW

@@ -94,6 +94,7 @@ func TestNilHandles(t *testing.T) {
 		{"CR.Reject", InvalidHandleCR, func() error { return cr.Reject(nil) }},
 		{"CR.Handoff", InvalidHandleCR, func() error { return cr.Handoff(1) }},
 		{"SRQ.PostRecv", InvalidHandleSRQ, func() error { return srq.PostRecv(iov, 1) }},
+		{"SRQ.PostRecvs", InvalidHandleSRQ, func() error { return e2(srq.PostRecvs([]Recv{{LocalIOV: iov}})) }},
 		{"SRQ.Query", InvalidHandleSRQ, func() error { return e2(srq.Query()) }},
 		{"SRQ.Resize", InvalidHandleSRQ, func() error { return srq.Resize(4) }},
 		{"SRQ.SetLW", InvalidHandleSRQ, func() error { return srq.SetLW(1) }},

@@ -323,3 +323,44 @@ func TestPostRequestsConcurrent(t *testing.T) {
 	requireEmpty(t, c.req)
 	requireEmpty(t, s.recv)
 }
+
+// SRQ.PostRecvs: one provider call for the batch; any EP on the SRQ takes
+// the buffers in posting order; a refused receive stops the batch.
+func TestSRQPostRecvs(t *testing.T) {
+	s := newSRQSetup(t, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1}, nil, nil)
+	recvs := make([]Recv, 3)
+	for i := range recvs {
+		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(20 + i)}
+	}
+	c0 := cgoCalls()
+	n, err := s.srq.PostRecvs(recvs)
+	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch")
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for i := range recvs {
+		send(t, s.a.client, 0, i+1, 0, CompletionSuppress)
+		d := waitDTO(t, s.a.server.recv)
+		require.Equal(t, DTOSuccess, d.Status)
+		require.Equal(t, uint64(20+i), d.Cookie)
+		require.Equal(t, uint64(i+1), d.TransferredLength)
+	}
+
+	n, err = s.srq.PostRecvs([]Recv{
+		{LocalIOV: []LMRTriplet{s.lmr.Triplet(0, 64)}, Cookie: 30},
+		{LocalIOV: []LMRTriplet{s.lmr.Triplet(64, 64)}, Cookie: 31, Flags: CompletionUnsignalled},
+		{LocalIOV: []LMRTriplet{s.lmr.Triplet(128, 64)}, Cookie: 32},
+	})
+	require.Equal(t, 1, n)
+	requireCode(t, err, InvalidParameter)
+	n, err = s.srq.PostRecvs([]Recv{{LocalIOV: []LMRTriplet{s.lmr.Triplet(64<<10-8, 64)}, Cookie: 33}})
+	require.Zero(t, n)
+	requireCode(t, err, InvalidParameter|InvalidArg3)
+	send(t, s.b.client, 0, 5, 0, CompletionSuppress)
+	d := waitDTO(t, s.b.server.recv)
+	require.Equal(t, uint64(30), d.Cookie)
+	requireEmpty(t, s.a.server.recv)
+	requireEmpty(t, s.b.server.recv)
+	q, err := s.srq.Query()
+	require.NoError(t, err)
+	require.Zero(t, q.OutstandingDTOCount, "no receive left behind by the refused ones")
+}

@@ -103,40 +103,85 @@ func (s *SRQ) ref(d int) {
 // it without CompletionUnsignalled. The checks of EP.PostRecv apply, with the
 // SRQ's PZ. PostRecv is valid in every SRQ state and safe for concurrent use.
 func (s *SRQ) PostRecv(localIOV []LMRTriplet, cookie uint64) error {
-	const op = "dat_srq_post_recv"
-	if err := s.check(op); err != nil {
+	if err := s.check(srqRecvOp); err != nil {
 		return err
 	}
-	if len(localIOV) > s.maxIOV {
-		return newError(op, InvalidParameter|InvalidArg2)
+	recvs := [1]Recv{{LocalIOV: localIOV, Cookie: cookie}}
+	_, err := s.postRecvs(recvs[:])
+	return err
+}
+
+// PostRecvs adds receive buffers to the SRQ in order, as PostRecv would one
+// at a time, with the same checks and errors, but with one call into the
+// provider for up to 128 of them. Their Flags must be CompletionDefault
+// (SRQ receives always complete signalled). It returns how many were
+// posted; when that is fewer than len(recvs), err tells why recvs[n] was
+// not, and neither it nor any after it was posted. It is an extension of
+// DAT and safe for concurrent use.
+func (s *SRQ) PostRecvs(recvs []Recv) (int, error) {
+	if err := s.check(srqRecvOp); err != nil {
+		return 0, err
 	}
+	n := 0
+	for n < len(recvs) {
+		k, err := s.postRecvs(recvs[n:min(len(recvs), n+s.ring.batch)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+const srqRecvOp = "dat_srq_post_recv"
+
+// postRecvs checks recvs (at most the ring's batch) in order and posts the
+// ones before the first that fails its checks, with one provider call.
+func (s *SRQ) postRecvs(recvs []Recv) (int, error) {
 	r := s.ring
 	r.mu.Lock()
-	sge, lmrv, total, err := checkIOV(op, s.ia, s.pz, localIOV, MemPrivLocalWrite, r.sge, r.lmrv)
-	if err != nil {
-		r.mu.Unlock()
-		return err
+	defer r.mu.Unlock()
+	k := 0
+	var err error
+	for ; k < len(recvs); k++ {
+		rv := &recvs[k]
+		if rv.Flags != CompletionDefault {
+			err = newError(srqRecvOp, InvalidParameter)
+			break
+		}
+		if len(rv.LocalIOV) > s.maxIOV {
+			err = newError(srqRecvOp, InvalidParameter|InvalidArg2)
+			break
+		}
+		var sge []cverbs.SGE
+		var total uint64
+		if sge, r.lmrv, total, err = checkIOV(srqRecvOp, s.ia, s.pz, rv.LocalIOV, MemPrivLocalWrite, r.sgeSlot(k), r.lmrv); err != nil {
+			break
+		}
+		if r.full() {
+			err = newError(srqRecvOp, InsufficientResources)
+			break
+		}
+		idx := r.reserve(rv.Cookie, total, r.lmrv)
+		if anyDead(r.lmrv) {
+			r.release(idx)
+			err = newError(srqRecvOp, PrivilegesViolation)
+			break
+		}
+		r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindSRQ, idx), SGL: sge}
 	}
-	if r.full() {
-		r.mu.Unlock()
-		return newError(op, InsufficientResources)
+	if k == 0 {
+		return 0, err
 	}
-	idx := r.reserve(cookie, total, lmrv)
-	if anyDead(lmrv) {
-		r.release(idx)
-		r.mu.Unlock()
-		return newError(op, PrivilegesViolation)
+	n, perr := s.vsrq.PostRecv(r.rwr[:k])
+	if perr != nil || n != k {
+		for i := n; i < k; i++ {
+			_, _, idx := splitWRID(r.rwr[i].ID)
+			r.release(idx)
+		}
+		return n, verbsErr(srqRecvOp, perr, InsufficientResources)
 	}
-	r.rwr[0] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindSRQ, idx), SGL: sge}
-	n, err := s.vsrq.PostRecv(r.rwr[:])
-	r.rwr[0] = cverbs.RecvWR{}
-	if err != nil || n != 1 {
-		r.release(idx)
-		r.mu.Unlock()
-		return verbsErr(op, err, InsufficientResources)
-	}
-	r.mu.Unlock()
-	return nil
+	return k, err
 }
 
 // complete reports the completion of slot idx.
