@@ -35,10 +35,10 @@
 // flush breaks the connection: the EP becomes DISCONNECTED and
 // EventConnectionBroken arrives on its connect EVD.
 //
-// Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch of DTOs with
-// one call into the provider (one cgo crossing, and on Soft-RoCE one system
-// call, per 128 DTOs), with the checks of the single calls; they return how
-// many were posted. Sends and RDMA writes of up to 64 bytes are posted
+// Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch
+// of DTOs with one call into the provider (one cgo crossing, and on
+// Soft-RoCE one system call, per 128 DTOs), with the checks of the single
+// calls; they return how many were posted. Sends and RDMA writes of up to 64 bytes are posted
 // inline, as in the C reference.
 //
 // A busy-polling loop should compare Dequeue's error with ErrQueueEmpty
