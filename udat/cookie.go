@@ -82,6 +82,7 @@ const maxBatch = 128
 // each, that one provider call posts; used under the ring's lock.
 type scratch struct {
 	batch int
+	perWR int // SGEs per work request
 	sge   []cverbs.SGE
 	swr   []cverbs.SendWR // send queues
 	rwr   []cverbs.RecvWR // receive queues and SRQs
@@ -89,7 +90,7 @@ type scratch struct {
 }
 
 func newScratch(size, maxIOV int, send bool) scratch {
-	s := scratch{batch: min(size, maxBatch), lmrv: make([]*LMR, 0, maxIOV)}
+	s := scratch{batch: min(size, maxBatch), perWR: maxIOV, lmrv: make([]*LMR, 0, maxIOV)}
 	s.sge = make([]cverbs.SGE, s.batch*maxIOV)
 	if send {
 		s.swr = make([]cverbs.SendWR, s.batch)
@@ -101,8 +102,7 @@ func newScratch(size, maxIOV int, send bool) scratch {
 
 // sgeSlot returns the SGEs of the i-th work request of a batch.
 func (s *scratch) sgeSlot(i int) []cverbs.SGE {
-	n := len(s.sge) / s.batch
-	return s.sge[i*n : (i+1)*n]
+	return s.sge[i*s.perWR : (i+1)*s.perWR]
 }
 
 func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
