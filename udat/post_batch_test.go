@@ -23,9 +23,18 @@ func cgoCalls() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// cgoCallsOf returns the calls from Go into C made while f ran. The runtime
+// counts the whole process's calls, and the IA's event loops make some of
+// their own now and then: tests take the fewest over several runs.
+func cgoCallsOf(f func()) uint64 {
+	c0 := cgoCalls()
+	f()
+	return cgoCalls() - c0
+}
+
 // A batch of sends, RDMA writes and RDMA reads, and a batch of receives:
 // each DTO completes once, in posting order, with its own cookie, and moves
-// its own bytes; each batch is one call into C.
+// its own bytes.
 func TestPostRequestsMixedBatch(t *testing.T) {
 	p := newPair(t, pairOpts{splitEVDs: true})
 	c, s := p.client, p.server
@@ -39,9 +48,7 @@ func TestPostRequestsMixedBatch(t *testing.T) {
 	for i := range recvs {
 		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(100 + i)}
 	}
-	c0 := cgoCalls()
 	n, err := s.ep.PostRecvs(recvs)
-	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch of receives")
 	require.NoError(t, err)
 	require.Equal(t, len(recvs), n)
 
@@ -51,9 +58,7 @@ func TestPostRequestsMixedBatch(t *testing.T) {
 		{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(128, 32), c.lmr.Triplet(192, 32)}, Cookie: 3},
 		{Op: DTORDMARead, LocalIOV: []LMRTriplet{c.lmr.Triplet(1024, 64)}, Cookie: 4, Remote: s.lmr.RMRTriplet(8192, 64)},
 	}
-	c0 = cgoCalls()
 	n, err = c.ep.PostRequests(reqs)
-	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch of requests")
 	require.NoError(t, err)
 	require.Equal(t, len(reqs), n)
 
@@ -146,18 +151,50 @@ func TestPostRequestsLongBatch(t *testing.T) {
 	for i := range reqs {
 		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(i, 1)}, Cookie: uint64(i), Remote: s.lmr.RMRTriplet(i, 1)}
 	}
-	c0 := cgoCalls()
-	n, err := c.ep.PostRequests(reqs)
-	calls := cgoCalls() - c0
-	require.NoError(t, err)
-	require.Equal(t, len(reqs), n)
-	require.Equal(t, uint64(3), calls, "300 requests: 128 + 128 + 44")
-	for i := range reqs {
-		d := waitDTO(t, c.req)
-		require.Equal(t, DTOSuccess, d.Status)
-		require.Equal(t, uint64(i), d.Cookie)
+	calls := ^uint64(0)
+	for range 3 {
+		var n int
+		var err error
+		calls = min(calls, cgoCallsOf(func() { n, err = c.ep.PostRequests(reqs) }))
+		require.NoError(t, err)
+		require.Equal(t, len(reqs), n)
+		for i := range reqs {
+			d := waitDTO(t, c.req)
+			require.Equal(t, DTOSuccess, d.Status)
+			require.Equal(t, uint64(i), d.Cookie)
+		}
 	}
+	require.Equal(t, uint64(3), calls, "300 requests: 128 + 128 + 44")
 	requireEmpty(t, c.req)
+}
+
+// A batch of up to 128 requests or receives is one call into C.
+func TestPostBatchOneCgoCall(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	reqs := make([]Request, 16)
+	recvs := make([]Recv, 16)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+	}
+	recvCalls, requestCalls := ^uint64(0), ^uint64(0)
+	for range 5 {
+		var n int
+		var err error
+		recvCalls = min(recvCalls, cgoCallsOf(func() { n, err = s.ep.PostRecvs(recvs) }))
+		require.NoError(t, err)
+		require.Equal(t, len(recvs), n)
+		requestCalls = min(requestCalls, cgoCallsOf(func() { n, err = c.ep.PostRequests(reqs) }))
+		require.NoError(t, err)
+		require.Equal(t, len(reqs), n)
+		for range reqs {
+			require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
+			require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+		}
+	}
+	require.Equal(t, uint64(1), recvCalls, "one cgo call for a batch of 16 receives")
+	require.Equal(t, uint64(1), requestCalls, "one cgo call for a batch of 16 requests")
 }
 
 // The state rules of the single calls: requests only on a connected EP (a
@@ -332,20 +369,24 @@ func TestSRQPostRecvs(t *testing.T) {
 	for i := range recvs {
 		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(20 + i)}
 	}
-	c0 := cgoCalls()
-	n, err := s.srq.PostRecvs(recvs)
-	require.Equal(t, uint64(1), cgoCalls()-c0, "one cgo call for the batch")
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-	for i := range recvs {
-		send(t, s.a.client, 0, i+1, 0, CompletionSuppress)
-		d := waitDTO(t, s.a.server.recv)
-		require.Equal(t, DTOSuccess, d.Status)
-		require.Equal(t, uint64(20+i), d.Cookie)
-		require.Equal(t, uint64(i+1), d.TransferredLength)
+	calls := ^uint64(0)
+	for range 3 {
+		var n int
+		var err error
+		calls = min(calls, cgoCallsOf(func() { n, err = s.srq.PostRecvs(recvs) }))
+		require.NoError(t, err)
+		require.Equal(t, 3, n)
+		for i := range recvs {
+			send(t, s.a.client, 0, i+1, 0, CompletionSuppress)
+			d := waitDTO(t, s.a.server.recv)
+			require.Equal(t, DTOSuccess, d.Status)
+			require.Equal(t, uint64(20+i), d.Cookie)
+			require.Equal(t, uint64(i+1), d.TransferredLength)
+		}
 	}
+	require.Equal(t, uint64(1), calls, "one cgo call for the batch")
 
-	n, err = s.srq.PostRecvs([]Recv{
+	n, err := s.srq.PostRecvs([]Recv{
 		{LocalIOV: []LMRTriplet{s.lmr.Triplet(0, 64)}, Cookie: 30},
 		{LocalIOV: []LMRTriplet{s.lmr.Triplet(64, 64)}, Cookie: 31, Flags: CompletionUnsignalled},
 		{LocalIOV: []LMRTriplet{s.lmr.Triplet(128, 64)}, Cookie: 32},
