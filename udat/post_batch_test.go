@@ -168,16 +168,23 @@ func TestPostRequestsLongBatch(t *testing.T) {
 	requireEmpty(t, c.req)
 }
 
+// sendBatch returns n sends of 64 B from the client's LMR and n receives
+// into the server's, cookies 0..n-1.
+func sendBatch(p *pair, n int) ([]Request, []Recv) {
+	reqs := make([]Request, n)
+	recvs := make([]Recv, n)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{p.client.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+		recvs[i] = Recv{LocalIOV: []LMRTriplet{p.server.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
+	}
+	return reqs, recvs
+}
+
 // A batch of up to 128 requests or receives is one call into C.
 func TestPostBatchOneCgoCall(t *testing.T) {
 	p := newPair(t, pairOpts{splitEVDs: true})
 	c, s := p.client, p.server
-	reqs := make([]Request, 16)
-	recvs := make([]Recv, 16)
-	for i := range reqs {
-		reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
-		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
-	}
+	reqs, recvs := sendBatch(p, 16)
 	recvCalls, requestCalls := ^uint64(0), ^uint64(0)
 	for range 5 {
 		var n int
@@ -239,12 +246,7 @@ func TestPostRequestsStates(t *testing.T) {
 func TestPostRequestsAllocatesNothing(t *testing.T) {
 	p := newPair(t, pairOpts{splitEVDs: true})
 	c, s := p.client, p.server
-	reqs := make([]Request, 16)
-	recvs := make([]Recv, 16)
-	for i := range reqs {
-		reqs[i] = Request{Op: DTOSend, LocalIOV: []LMRTriplet{c.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
-		recvs[i] = Recv{LocalIOV: []LMRTriplet{s.lmr.Triplet(i*64, 64)}, Cookie: uint64(i)}
-	}
+	reqs, recvs := sendBatch(p, 16)
 	reap := func(e *EVD, n int) {
 		deadline := time.Now().Add(20 * time.Second)
 		for n > 0 {
