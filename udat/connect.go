@@ -225,7 +225,7 @@ func (ep *EP) failLocked(num EventNumber, pd []byte) {
 		ep.timer.Stop()
 		ep.timer = nil
 	}
-	ep.qp.ToError()
+	ep.flushQueues()
 	if !ep.terminated {
 		ep.terminated = true
 		ep.connEVD.pushInternal(Event{Number: num, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
@@ -383,7 +383,7 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 			return nil // broken meanwhile: already DISCONNECTED
 		}
 		if flags == CloseAbruptFlag {
-			ep.qp.ToError()
+			ep.flushQueues()
 		}
 		if err := ep.cmid.Disconnect(); err != nil {
 			ep.failLocked(EventConnectionDisconnected, nil)
@@ -391,7 +391,7 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 		return nil
 	case EPStateDisconnectPending:
 		if flags == CloseAbruptFlag {
-			ep.qp.ToError()
+			ep.flushQueues()
 		}
 		return nil
 	case EPStateActiveConnectionPending:

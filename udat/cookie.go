@@ -53,8 +53,16 @@ type dtoSlot struct {
 	signaled bool // the hardware will produce a completion for it
 	busy     bool // posted and not yet completed
 	done     bool // completed, waiting for older slots (FIFO rings)
-	nlmr     uint16
-	rmr      *RMR // for memory window binds
+	// report: its completion is to be reported (status, xfer) when every
+	// older slot has been. False for an unsignalled DTO that succeeded.
+	report bool
+	// flushed: completed as flushed when it was posted (the EP was
+	// DISCONNECTED); reported as soon as every older slot has been.
+	flushed bool
+	nlmr    uint16
+	status  DTOStatus
+	xfer    uint64 // bytes received or read (from the work completion)
+	rmr     *RMR   // for memory window binds
 }
 
 // fifoRing tracks the DTOs of a queue that completes in posting order: an EP's
@@ -137,12 +145,36 @@ func (r *fifoRing) full() bool { return r.outstanding() >= r.limit }
 // work request of the library's own that reports no event.
 const dtoMarker DTOOp = 1<<32 - 1
 
-// unsettled reports whether some unsignalled slot has not completed: only a
-// later completion on the queue can tell whether it succeeded. Caller holds
-// mu.
-func (r *fifoRing) unsettled() bool {
+// idle reports whether no DTO of the queue is outstanding: none posted and
+// not yet completed, including unsignalled ones whose fate is not known yet
+// and DTOs whose completion is still to be reported. Caller holds mu.
+func (r *fifoRing) idle() bool { return r.head == r.tail }
+
+// pending counts the slots still to be reported or waited for: those that
+// expect a completion from the hardware (flush markers included, which
+// settle the unsignalled DTOs before them) and those flushed at post time.
+// Caller holds mu.
+func (r *fifoRing) pending() int {
+	n := 0
 	for q := r.head; q != r.tail; q++ {
 		s := &r.slots[q%uint32(len(r.slots))]
+		if s.busy && (s.flushed || s.report || !s.done && s.signaled) {
+			n++
+		}
+	}
+	return n
+}
+
+// unsettled reports whether some unsignalled slot has not completed, with no
+// flush marker posted after it: only a later completion on the queue can
+// tell whether it succeeded. Caller holds mu.
+func (r *fifoRing) unsettled() bool {
+	n := uint32(len(r.slots))
+	if r.head != r.tail && r.slots[(r.tail-1)%n].op == dtoMarker {
+		return false
+	}
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q%n]
 		if s.busy && !s.done && !s.signaled {
 			return true
 		}
@@ -165,6 +197,15 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 	return seq
 }
 
+// reserveFlushed queues a DTO posted on a DISCONNECTED EP behind the DTOs
+// still outstanding, so that its flush is reported after theirs. It uses no
+// memory and holds no LMR. Caller holds mu and has checked full().
+func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
+	seq := r.reserve(cookie, 0, op, true, nil)
+	s := &r.slots[seq%uint32(len(r.slots))]
+	s.flushed, s.status = true, DTOErrFlushed
+}
+
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
 func (r *fifoRing) unreserve() {
 	r.tail--
@@ -182,45 +223,97 @@ func (r *fifoRing) release(i int) {
 	*s = dtoSlot{}
 }
 
-// complete records the completion of slot seq. It returns the slot's data and
-// true if seq names a pending slot. Unsignalled slots older than seq are
-// completed silently (RC completes in order), and the ring's head moves past
-// every completed slot.
-func (r *fifoRing) complete(owner, seq uint32) (dtoSlot, bool) {
+// complete records the work completion of slot seq: its status and the
+// bytes it moved. The memory of the slot and of every older unsignalled
+// slot (RC completes in order, so they are done too) is released at once;
+// the completions are reported in posting order by next. It returns false
+// if seq names no pending slot (a stale completion).
+func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, xfer uint64) bool {
 	if owner != r.owner || seq-r.head >= r.tail-r.head {
-		return dtoSlot{}, false
+		return false
 	}
 	n := uint32(len(r.slots))
 	s := &r.slots[seq%n]
-	if !s.busy || s.done {
-		return dtoSlot{}, false
+	if !s.busy || s.done || s.flushed {
+		return false
 	}
-	out := *s
-	out.rmr = s.rmr
-	s.done = true
+	s.done, s.report, s.status, s.xfer = true, s.op != dtoMarker, status, xfer
+	r.dropLMRs(seq % n)
 	for q := r.head; q != seq; q++ {
 		o := &r.slots[q%n]
-		if o.busy && !o.signaled {
+		if o.busy && !o.done && !o.signaled {
 			o.done = true
+			r.dropLMRs(q % n)
 		}
 	}
-	for r.head != r.tail && r.slots[r.head%n].done {
-		r.release(int(r.head % n))
-		r.head++
-	}
-	return out, true
+	return true
 }
 
-// drain empties the ring (the queue was reset or destroyed) and returns the
-// slots that still expected a completion; unsignalled slots are taken as
+// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with.
+func (r *fifoRing) dropLMRs(i uint32) {
+	s := &r.slots[i]
+	lm := r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)]
+	for j, l := range lm {
+		l.inflight.Add(-1)
+		lm[j] = nil
+	}
+	s.nlmr = 0
+}
+
+// uses counts the outstanding DTOs of the ring that use l.
+func (r *fifoRing) uses(l *LMR) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for q := r.head; q != r.tail; q++ {
+		i := int(q % uint32(len(r.slots)))
+		for _, m := range r.lmrs[i*r.maxIOV : i*r.maxIOV+int(r.slots[i].nlmr)] {
+			if m == l {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// next frees the completed slots at the head of the ring, in posting order,
+// and returns the first whose completion is to be reported: one the
+// hardware completed, or one flushed at post time. It returns false when
+// the head slot is still outstanding (or the ring is empty).
+func (r *fifoRing) next() (dtoSlot, bool) {
+	n := uint32(len(r.slots))
+	for r.head != r.tail {
+		s := &r.slots[r.head%n]
+		if !s.done && !s.flushed {
+			return dtoSlot{}, false
+		}
+		out := *s
+		r.release(int(r.head % n))
+		r.head++
+		if out.report || out.flushed {
+			return out, true
+		}
+	}
+	return dtoSlot{}, false
+}
+
+// drain empties the ring (the queue was reset or destroyed) and returns, in
+// posting order, the slots whose completion was still to be reported: those
+// completed or flushed at post time keep their status, and those the
+// hardware never completed are flushed. Unsignalled slots are taken as
 // completed successfully. A new owner id makes late completions stale.
 func (r *fifoRing) drain() []dtoSlot {
 	var left []dtoSlot
 	n := uint32(len(r.slots))
 	for ; r.head != r.tail; r.head++ {
 		s := &r.slots[r.head%n]
-		if s.busy && !s.done && s.signaled && s.op != dtoMarker {
+		switch {
+		case s.report || s.flushed:
 			left = append(left, *s)
+		case s.busy && !s.done && s.signaled && s.op != dtoMarker:
+			out := *s
+			out.status = DTOErrFlushed
+			left = append(left, out)
 		}
 		r.release(int(r.head % n))
 	}

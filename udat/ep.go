@@ -13,7 +13,11 @@ import (
 // EPAttr holds the attributes of an Endpoint (DAT_EP_ATTR). Counts of zero
 // take the defaults of DefaultEPAttr.
 type EPAttr struct {
-	ServiceType    ServiceType // ServiceTypeRC only
+	ServiceType ServiceType // ServiceTypeRC only
+	// MaxMessageSize and MaxRDMASize are the largest DTO sizes the
+	// Consumer needs (0: any). The EP carries what the device does (the
+	// port's max_msg_sz): that is what EP.Query reports, and a larger
+	// request is DAT_INVALID_PARAMETER.
 	MaxMessageSize uint32
 	MaxRDMASize    uint32
 	QoS            QoS
@@ -37,10 +41,10 @@ type EPAttr struct {
 }
 
 // DefaultEPAttr returns the attributes an EP gets when CreateEP is given nil.
+// Its MaxMessageSize and MaxRDMASize are 0: the EP carries the largest DTO
+// the device does.
 func DefaultEPAttr() EPAttr {
 	return EPAttr{
-		MaxMessageSize:  1 << 30,
-		MaxRDMASize:     1 << 30,
 		MaxRecvDTOs:     64,
 		MaxRequestDTOs:  64,
 		MaxRecvIOV:      4,
@@ -195,8 +199,6 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 // fillEPAttr replaces zero counts by the defaults.
 func fillEPAttr(a EPAttr) EPAttr {
 	d := DefaultEPAttr()
-	a.MaxMessageSize = cmp.Or(a.MaxMessageSize, d.MaxMessageSize)
-	a.MaxRDMASize = cmp.Or(a.MaxRDMASize, d.MaxRDMASize)
 	a.MaxRecvDTOs = cmp.Or(a.MaxRecvDTOs, d.MaxRecvDTOs)
 	a.MaxRequestDTOs = cmp.Or(a.MaxRequestDTOs, d.MaxRequestDTOs)
 	a.MaxRecvIOV = cmp.Or(a.MaxRecvIOV, d.MaxRecvIOV)
@@ -232,9 +234,16 @@ func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
 	if d.MaxQPInitRdAtom > 0 && a.MaxRDMAReadOut > d.MaxQPInitRdAtom {
 		bad = true
 	}
+	if limit := ia.maxMessageSize(); uint64(a.MaxMessageSize) > limit || uint64(a.MaxRDMASize) > limit {
+		bad = true
+	}
 	if bad {
 		return newError(op, InvalidParameter|arg)
 	}
+	// The sizes asked for are minimums: the EP carries what the device
+	// does, and says so.
+	a.MaxMessageSize = uint32(ia.maxMessageSize())
+	a.MaxRDMASize = a.MaxMessageSize
 	return nil
 }
 
@@ -332,31 +341,31 @@ func (ep *EP) Query() (EPParam, error) {
 }
 
 // GetStatus returns the EP's state and whether its receive and request
-// queues have no DTO in progress (dat_ep_get_status).
+// queues have no DTO in progress (dat_ep_get_status). Completions waiting in
+// the device are taken in first, so the answer is that of the hardware. A
+// suppressed or unsignalled DTO counts as in progress until the queue shows
+// it is done: a later completion of the same queue, or the flush of a
+// disconnect (see LMR.Free).
 func (ep *EP) GetStatus() (state EPState, recvIdle, requestIdle bool, err error) {
 	if err := ep.check("dat_ep_get_status"); err != nil {
 		return 0, false, false, err
 	}
+	ep.reap()
 	ep.rq.mu.Lock()
-	recvIdle = ep.rq.pendingSignaled() == 0
+	recvIdle = ep.rq.idle()
 	ep.rq.mu.Unlock()
 	ep.sq.mu.Lock()
-	requestIdle = ep.sq.pendingSignaled() == 0
+	requestIdle = ep.sq.idle()
 	ep.sq.mu.Unlock()
 	return ep.getState(), recvIdle, requestIdle, nil
 }
 
-// pendingSignaled counts the slots still waiting for a completion. Caller
-// holds mu.
-func (r *fifoRing) pendingSignaled() int {
-	n := 0
-	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q%uint32(len(r.slots))]
-		if s.busy && !s.done && s.signaled {
-			n++
-		}
+// reap takes in the completions waiting in the device for the EP's EVDs.
+func (ep *EP) reap() {
+	ep.reqEVD.reap()
+	if ep.recvEVD != ep.reqEVD {
+		ep.recvEVD.reap()
 	}
-	return n
 }
 
 // RecvQuery reports the receive buffers of the EP (dat_ep_recv_query):
@@ -374,7 +383,7 @@ func (ep *EP) RecvQuery() (nbufsAllocated, bufsAllocSpan int, err error) {
 	defer ep.rq.mu.Unlock()
 	for q := ep.rq.head; q != ep.rq.tail; q++ {
 		s := &ep.rq.slots[q%uint32(len(ep.rq.slots))]
-		if s.busy && !s.done {
+		if s.busy && !s.done && !s.flushed {
 			nbufsAllocated++
 			bufsAllocSpan += int(s.length)
 		}
@@ -420,7 +429,7 @@ func (ep *EP) markBroken() {
 }
 
 func (ep *EP) breakConnection() {
-	ep.qp.ToError()
+	ep.flushQueues()
 	ep.mu.Lock()
 	id := ep.cmid
 	post := !ep.terminated
@@ -466,7 +475,7 @@ func (ep *EP) Reset() error {
 		ep.ia.unregisterCM(id)
 		id.Close()
 	}
-	ep.qp.ToError()
+	ep.flushQueues()
 	ep.retire()
 	if err := ep.qp.ToReset(); err != nil {
 		return verbsErr(op, err, InternalError)
@@ -493,25 +502,18 @@ func (ep *EP) Reset() error {
 // missing as flushed and empties the rings. Later completions of the old
 // work requests are recognised as stale and dropped.
 func (ep *EP) retire() {
-	ep.postFlushMarker()
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		ep.sq.mu.Lock()
-		ns := ep.sq.pendingSignaled()
+		ns := ep.sq.pending()
 		ep.sq.mu.Unlock()
 		ep.rq.mu.Lock()
-		nr := ep.rq.pendingSignaled()
+		nr := ep.rq.pending()
 		ep.rq.mu.Unlock()
 		if ns+nr == 0 || time.Now().After(deadline) || !ep.reqEVD.polling() && !ep.recvEVD.polling() {
 			break
 		}
-		for _, e := range []*EVD{ep.reqEVD, ep.recvEVD} {
-			if e != nil {
-				e.mu.Lock()
-				e.poll(true) // a full queue must not hide them
-				e.mu.Unlock()
-			}
-		}
+		ep.reap()
 		time.Sleep(time.Millisecond)
 	}
 	ep.sq.mu.Lock()
@@ -521,11 +523,18 @@ func (ep *EP) retire() {
 	lr := ep.rq.drain()
 	ep.rq.mu.Unlock()
 	for _, s := range ls {
-		ep.flushEvent(ep.reqEVD, s)
+		ep.reqEVD.pushInternal(ep.slotEvent(s))
 	}
 	for _, s := range lr {
-		ep.flushEvent(ep.recvEVD, s)
+		ep.recvEVD.pushInternal(ep.slotEvent(s))
 	}
+}
+
+// flushQueues moves the QP to the error state, so that the hardware flushes
+// every DTO still outstanding, and settles the unsignalled ones.
+func (ep *EP) flushQueues() {
+	ep.qp.ToError()
+	ep.postFlushMarker()
 }
 
 // postFlushMarker settles the unsignalled requests of an EP whose QP is in
@@ -548,16 +557,6 @@ func (ep *EP) postFlushMarker() {
 	if err != nil || n != 1 {
 		r.unreserve()
 	}
-}
-
-func (ep *EP) flushEvent(e *EVD, s dtoSlot) {
-	if s.op == DTOBindMW {
-		e.pushInternal(Event{Number: EventRMRBindCompletion,
-			RMR: RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: DTOErrFlushed}})
-		return
-	}
-	e.pushInternal(Event{Number: EventDTOCompletion,
-		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOErrFlushed, Op: s.op}})
 }
 
 // Free destroys the EP (dat_ep_free). A connected EP is disconnected
@@ -592,7 +591,7 @@ func (ep *EP) free(force bool) error {
 	if rsp != nil {
 		rsp.detach(ep)
 	}
-	ep.qp.ToError()
+	ep.flushQueues()
 	if id != nil {
 		id.Disconnect()
 		ep.ia.unregisterCM(id)

@@ -168,6 +168,19 @@ func (e *EVD) polling() bool {
 	return e.cq != nil && !e.aborted
 }
 
+// reap moves every completion waiting in the CQ to the event queue, which
+// grows as needed: the DTOs they report are then done, and their LMRs free.
+func (e *EVD) reap() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	if !e.dead() {
+		e.poll(true)
+	}
+	e.mu.Unlock()
+}
+
 // pollLocked moves completions from the CQ to the event queue, as many as
 // there is room for. It allocates nothing. Caller holds mu.
 func (e *EVD) pollLocked() { e.poll(false) }
@@ -193,9 +206,7 @@ func (e *EVD) poll(all bool) {
 			return
 		}
 		for i := 0; i < got; i++ {
-			if ev, ok := e.ia.completion(&e.wc[i]); ok {
-				e.pushLocked(ev)
-			}
+			e.deliver(&e.wc[i])
 		}
 		if got < n {
 			return

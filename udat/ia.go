@@ -332,7 +332,7 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		return IAAttr{}, ProviderAttr{}, err
 	}
 	d := ia.devAttr
-	maxMsg := uint32(1 << 31)
+	maxMsg := uint32(ia.maxMessageSize())
 	a := IAAttr{
 		AdapterName:          ia.dev,
 		VendorName:           "udat",
@@ -518,6 +518,15 @@ func delChild[T comparable](ia *IA, m map[T]struct{}, v T) {
 	ia.mu.Lock()
 	delete(m, v)
 	ia.mu.Unlock()
+}
+
+// maxMessageSize is the largest DTO the device carries: the port's
+// max_msg_sz (2^31 bytes when the device does not say).
+func (ia *IA) maxMessageSize() uint64 {
+	if m := ia.portAttr.MaxMsgSize; m != 0 {
+		return uint64(m)
+	}
+	return 1 << 31
 }
 
 func (ia *IA) lookupEP(qpn uint32) *EP {

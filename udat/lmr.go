@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/udapl-go/udapl/cverbs"
@@ -239,15 +240,23 @@ func (l *LMR) Query() (LMRParam, error) {
 		LMRContext: l.lkey, RMRContext: l.rkey, RegisteredSize: l.length, RegisteredAddress: l.va}, nil
 }
 
-// Free deregisters the LMR (dat_lmr_free). It fails with DAT_INVALID_STATE
-// while a posted DTO that uses the LMR has not completed, or an RMR is bound
-// to it. A successful suppressed or unsignalled DTO produces no completion of
-// its own: it counts as completed only when a later completion of the same
-// send queue arrives, so its LMR stays in use until then.
+// Free deregisters the LMR (dat_lmr_free). It fails with
+// DAT_INVALID_STATE | DAT_INVALID_STATE_LMR_IN_USE while the hardware may
+// still use the memory for a posted DTO, or an RMR is bound to it. A DTO
+// stops using the LMR when the device completes it, whether or not its
+// event has been dequeued: Free first takes in the completions waiting in
+// the device. A successful suppressed or unsignalled DTO produces no
+// completion of its own: it is known to be done when a later completion of
+// the same queue arrives, or when its EP is disconnected, whose flush
+// settles it; Free waits briefly for the flushes of DTOs of DISCONNECTED
+// EPs.
 func (l *LMR) Free() error {
 	const op = "dat_lmr_free"
 	if err := l.check(op); err != nil {
 		return err
+	}
+	if l.inflight.Load() != 0 {
+		l.ia.settle(l)
 	}
 	if !l.freed.CompareAndSwap(false, true) {
 		return badHandle(op, HandleTypeLMR)
@@ -259,6 +268,57 @@ func (l *LMR) Free() error {
 		return newError(op, InvalidState|InvalidStateLMRInUse)
 	}
 	return l.destroy(op)
+}
+
+// settleTimeout bounds how long LMR.Free waits for the device to flush the
+// DTOs of DISCONNECTED EPs.
+const settleTimeout = 2 * time.Second
+
+// settle takes in the completions waiting in the device, so that the DTOs
+// that the hardware is done with release l, and waits a little for the
+// flushes still to come when every remaining use of l is by a DTO of a
+// DISCONNECTED EP (its QP is in the error state: the flush is certain).
+func (ia *IA) settle(l *LMR) {
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		ia.reap()
+		if l.inflight.Load() == 0 || !ia.flushing(l) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// reap takes in the completions waiting in the device for every EVD.
+func (ia *IA) reap() {
+	ia.mu.Lock()
+	evds := make([]*EVD, 0, len(ia.evds))
+	for e := range ia.evds {
+		evds = append(evds, e)
+	}
+	ia.mu.Unlock()
+	for _, e := range evds {
+		e.reap()
+	}
+}
+
+// flushing reports whether every DTO still using l belongs to a
+// DISCONNECTED EP.
+func (ia *IA) flushing(l *LMR) bool {
+	ia.mu.Lock()
+	eps := make([]*EP, 0, len(ia.eps))
+	for ep := range ia.eps {
+		eps = append(eps, ep)
+	}
+	ia.mu.Unlock()
+	var n int64
+	for _, ep := range eps {
+		if ep.getState() != EPStateDisconnected {
+			continue
+		}
+		n += ep.sq.uses(l) + ep.rq.uses(l)
+	}
+	return n > 0 && n == l.inflight.Load()
 }
 
 func (l *LMR) forceFree() {

@@ -1,6 +1,8 @@
 package udat
 
 import (
+	"fmt"
+
 	"github.com/udapl-go/udapl/cverbs"
 )
 
@@ -9,12 +11,16 @@ import (
 //
 //   - a segment outside its LMR: DAT_INVALID_PARAMETER;
 //   - an LMR of another PZ than the EP or SRQ: DAT_PROTECTION_VIOLATION;
-//   - an unknown or freed LMR, or one without the local read (sends, RDMA
-//     writes) or local write (receives, RDMA reads) privilege:
-//     DAT_PRIVILEGES_VIOLATION;
+//   - an unknown or freed LMR: DAT_PRIVILEGES_VIOLATION; one without the
+//     local read privilege (sends, RDMA writes): DAT_PRIVILEGES_VIOLATION |
+//     DAT_PRIVILEGES_READ; without local write (receives, RDMA reads):
+//     DAT_PRIVILEGES_VIOLATION | DAT_PRIVILEGES_WRITE;
 //   - more segments than the EP allows, unknown completion flags, or
 //     CompletionUnsignalled on an EP not configured for it:
 //     DAT_INVALID_PARAMETER;
+//   - a DTO larger than the device carries (the port's max_msg_sz, which
+//     EP.Query reports as MaxMessageSize and MaxRDMASize):
+//     DAT_INVALID_PARAMETER, with the limit in the error text;
 //   - an RDMA read whose local buffer is shorter than the remote one, or an
 //     RDMA write whose remote buffer is shorter than the local one:
 //     DAT_LENGTH_ERROR;
@@ -52,13 +58,23 @@ func checkIOV(op string, ia *IA, pz *PZ, iov []LMRTriplet, need MemPriv, sge []c
 			return sge, lmrv, 0, newError(op, InvalidParameter|InvalidArg3)
 		}
 		if l.priv&need != need {
-			return sge, lmrv, 0, newError(op, PrivilegesViolation)
+			return sge, lmrv, 0, newError(op, PrivilegesViolation|privSubtype(need))
 		}
 		sge = append(sge, cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext})
 		lmrv = append(lmrv, l)
 		total += uint64(t.SegmentLength)
 	}
 	return sge, lmrv, total, nil
+}
+
+// privSubtype names the local privilege a DTO's segments lack:
+// DAT_PRIVILEGES_READ for sends and RDMA writes, DAT_PRIVILEGES_WRITE for
+// receives and RDMA reads.
+func privSubtype(need MemPriv) Return {
+	if need&MemPrivLocalWrite != 0 {
+		return PrivilegesWrite
+	}
+	return PrivilegesRead
 }
 
 // trimSGE cuts the segments to n bytes in I/O vector order: the front
@@ -168,19 +184,28 @@ func (ep *EP) postOne(req Request) error {
 }
 
 // requestOp describes one kind of request: the DAT call that posts it, its
-// verb, the DAT_INVALID_ARG subtype of its flags argument and the local
-// privilege its segments need.
+// verb, the DAT_INVALID_ARG subtypes of its flags argument and of the
+// argument that sets its size, and the local privilege its segments need.
 type requestOp struct {
 	name    string
 	verb    cverbs.SendOp
 	flagArg Return
+	iovArg  Return
 	need    MemPriv
 }
 
 var requestOps = [...]requestOp{
-	DTOSend:      {"dat_ep_post_send", cverbs.OpSend, InvalidArg5, MemPrivLocalRead},
-	DTORDMAWrite: {"dat_ep_post_rdma_write", cverbs.OpRDMAWrite, InvalidArg6, MemPrivLocalRead},
-	DTORDMARead:  {"dat_ep_post_rdma_read", cverbs.OpRDMARead, InvalidArg6, MemPrivLocalWrite},
+	DTOSend:      {"dat_ep_post_send", cverbs.OpSend, InvalidArg5, InvalidArg3, MemPrivLocalRead},
+	DTORDMAWrite: {"dat_ep_post_rdma_write", cverbs.OpRDMAWrite, InvalidArg6, InvalidArg3, MemPrivLocalRead},
+	DTORDMARead:  {"dat_ep_post_rdma_read", cverbs.OpRDMARead, InvalidArg6, InvalidArg5, MemPrivLocalWrite},
+}
+
+// requestName is the DAT call that posts a request of kind op.
+func requestName(op DTOOp) string {
+	if op < DTOOp(len(requestOps)) {
+		return requestOps[op].name
+	}
+	return "dat_ep_post_send"
 }
 
 // maxIOV returns how many segments the EP allows a request of kind op.
@@ -220,10 +245,7 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 	if err != nil {
 		return nil, 0, err
 	}
-	limit := uint64(ep.attr.MaxRDMASize)
 	switch req.Op {
-	case DTOSend:
-		limit = uint64(ep.attr.MaxMessageSize)
 	case DTORDMARead:
 		if total < uint64(req.Remote.SegmentLength) {
 			return nil, 0, newError(o.name, LengthError)
@@ -235,8 +257,9 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 			return nil, 0, newError(o.name, LengthError)
 		}
 	}
-	if total > limit {
-		return nil, 0, newError(o.name, LengthError)
+	if limit := ep.ia.maxMessageSize(); total > limit {
+		return nil, 0, newErrorDetail(o.name, InvalidParameter|o.iovArg,
+			fmt.Sprintf("%d bytes exceed the device's largest message, %d bytes (port max_msg_sz)", total, limit))
 	}
 	return sge, total, nil
 }
@@ -247,7 +270,15 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 func (ep *EP) postRequests(reqs []Request) (int, error) {
 	r := ep.sq
 	r.mu.Lock()
+	if ep.dead() {
+		r.mu.Unlock()
+		return 0, badHandle(requestName(reqs[0].Op), HandleTypeEP)
+	}
 	st := ep.getState()
+	// On a DISCONNECTED EP nothing reaches the hardware: each request
+	// completes at once as flushed, directly when the queue is idle, else
+	// behind the DTOs still outstanding.
+	direct := r.idle()
 	k := 0
 	var err error
 	for ; k < len(reqs); k++ {
@@ -257,16 +288,19 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		if sge, total, err = ep.checkRequest(r, req, r.sgeSlot(k)); err != nil {
 			break
 		}
-		if st != EPStateConnected {
-			if st != EPStateDisconnected {
-				err = newError(requestOps[req.Op].name, InvalidState|stateSubtype(st))
-				break
-			}
-			continue
+		if st != EPStateConnected && st != EPStateDisconnected {
+			err = newError(requestOps[req.Op].name, InvalidState|stateSubtype(st))
+			break
 		}
-		if r.full() {
+		if (st == EPStateConnected || !direct) && r.full() {
 			err = newError(requestOps[req.Op].name, InsufficientResources)
 			break
+		}
+		if st == EPStateDisconnected {
+			if !direct {
+				r.reserveFlushed(req.Cookie, req.Op)
+			}
+			continue
 		}
 		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
 		seq := r.reserve(req.Cookie, total, req.Op, signaled, r.lmrv)
@@ -292,13 +326,14 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext}
 	}
 	if st == EPStateDisconnected {
-		// Nothing reaches the hardware: each checked request completes at
-		// once as flushed. Events are queued without the ring lock (the
-		// EVD's lock is taken before it when completions are polled).
+		// Events are queued without the ring lock (the EVD's lock is
+		// taken before it when completions are polled).
 		r.mu.Unlock()
 		for i := range k {
-			ep.reqEVD.pushInternal(Event{Number: EventDTOCompletion,
-				DTO: DTOCompletionData{EP: ep, Cookie: reqs[i].Cookie, Status: DTOErrFlushed, Op: reqs[i].Op}})
+			if direct {
+				ep.reqEVD.pushInternal(Event{Number: EventDTOCompletion,
+					DTO: DTOCompletionData{EP: ep, Cookie: reqs[i].Cookie, Status: DTOErrFlushed, Op: reqs[i].Op}})
+			}
 		}
 		return k, err
 	}
@@ -378,7 +413,12 @@ func (ep *EP) checkRecv(rv *Recv) error {
 func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	r := ep.rq
 	r.mu.Lock()
+	if ep.dead() {
+		r.mu.Unlock()
+		return 0, badHandle(recvOp, HandleTypeEP)
+	}
 	disconnected := ep.getState() == EPStateDisconnected
+	direct := r.idle() // see postRequests
 	k := 0
 	var err error
 	for ; k < len(recvs); k++ {
@@ -391,12 +431,15 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 		if sge, r.lmrv, total, err = checkIOV(recvOp, ep.ia, ep.pz, rv.LocalIOV, MemPrivLocalWrite, r.sgeSlot(k), r.lmrv); err != nil {
 			break
 		}
-		if disconnected {
-			continue
-		}
-		if r.full() {
+		if (!disconnected || !direct) && r.full() {
 			err = newError(recvOp, InsufficientResources)
 			break
+		}
+		if disconnected {
+			if !direct {
+				r.reserveFlushed(rv.Cookie, DTOReceive)
+			}
+			continue
 		}
 		seq := r.reserve(rv.Cookie, total, DTOReceive, true, r.lmrv)
 		if anyDead(r.lmrv) {
@@ -409,8 +452,10 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	if disconnected {
 		r.mu.Unlock()
 		for i := range k {
-			ep.recvEVD.pushInternal(Event{Number: EventDTOCompletion,
-				DTO: DTOCompletionData{EP: ep, Cookie: recvs[i].Cookie, Status: DTOErrFlushed, Op: DTOReceive}})
+			if direct {
+				ep.recvEVD.pushInternal(Event{Number: EventDTOCompletion,
+					DTO: DTOCompletionData{EP: ep, Cookie: recvs[i].Cookie, Status: DTOErrFlushed, Op: DTOReceive}})
+			}
 		}
 		return k, err
 	}
@@ -430,38 +475,17 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	return k, err
 }
 
-// completion turns one work completion into the event it reports. It
-// returns false for completions that report nothing: stale ones of a queue
-// that was reset or destroyed.
-func (ia *IA) completion(wc *cverbs.WC) (Event, bool) {
+// deliver turns one work completion into the events it reports and queues
+// them: the completion of its DTO, and on a FIFO queue those of later DTOs
+// flushed at post time that were waiting for it. Stale completions (of a
+// queue reset or destroyed since) and those of unsignalled DTOs and flush
+// markers report nothing. Caller holds e.mu.
+func (e *EVD) deliver(wc *cverbs.WC) {
+	ia := e.ia
 	owner, kind, seq := splitWRID(wc.WRID)
 	ep := ia.lookupEP(wc.QPNum)
-	var slot dtoSlot
-	var ok bool
-	switch kind {
-	case wrKindSend, wrKindRecv:
-		if ep == nil {
-			return Event{}, false
-		}
-		r := ep.sq
-		if kind == wrKindRecv {
-			r = ep.rq
-		}
-		r.mu.Lock()
-		slot, ok = r.complete(owner, seq)
-		r.mu.Unlock()
-	case wrKindSRQ:
-		s := ia.srqFor(ep, owner)
-		if s == nil {
-			return Event{}, false
-		}
-		slot, ok = s.complete(owner, seq)
-	}
-	if !ok || slot.op == dtoMarker {
-		return Event{}, false
-	}
 	status := dtoStatus(wc.Status)
-	if slot.op == DTOReceive && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
+	if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
 		// dat_ep_post_recv: "If the size of an incoming message is larger
 		// than the size of the local_iov, the reported status ... is
 		// DAT_DTO_LENGTH_ERROR." Some devices (Soft-RoCE among them)
@@ -471,24 +495,56 @@ func (ia *IA) completion(wc *cverbs.WC) (Event, bool) {
 		// reported as the length error it is.
 		status = DTOLengthError
 	}
+	switch kind {
+	case wrKindSend, wrKindRecv:
+		if ep == nil {
+			return
+		}
+		r := ep.sq
+		if kind == wrKindRecv {
+			r = ep.rq
+		}
+		r.mu.Lock()
+		if r.complete(owner, seq, status, uint64(wc.ByteLen)) {
+			for s, ok := r.next(); ok; s, ok = r.next() {
+				e.pushLocked(ep.slotEvent(s))
+			}
+		}
+		r.mu.Unlock()
+	case wrKindSRQ:
+		q := ia.srqFor(ep, owner)
+		if q == nil {
+			return
+		}
+		s, ok := q.complete(owner, seq)
+		if !ok {
+			return
+		}
+		s.status, s.xfer = status, uint64(wc.ByteLen)
+		e.pushLocked(ep.slotEvent(s))
+	}
 	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
 		ep.markBroken()
 	}
-	if slot.op == DTOBindMW {
-		if slot.rmr != nil {
-			slot.rmr.bindDone(status == DTOSuccess)
+}
+
+// slotEvent is the event that reports the completion of slot s: a DTO
+// completion, or an RMR bind completion (whose RMR learns the outcome).
+func (ep *EP) slotEvent(s dtoSlot) Event {
+	if s.op == DTOBindMW {
+		if s.rmr != nil {
+			s.rmr.bindDone(s.status == DTOSuccess)
 		}
 		return Event{Number: EventRMRBindCompletion,
-			RMR: RMRBindCompletionData{RMR: slot.rmr, Cookie: slot.cookie, Status: status}}, true
+			RMR: RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: s.status}}
 	}
 	var n uint64
-	if status == DTOSuccess {
-		if slot.op == DTOReceive {
-			n = uint64(wc.ByteLen)
-		} else {
-			n = slot.length
+	if s.status == DTOSuccess {
+		n = s.length
+		if s.op == DTOReceive {
+			n = s.xfer
 		}
 	}
 	return Event{Number: EventDTOCompletion,
-		DTO: DTOCompletionData{EP: ep, Cookie: slot.cookie, Status: status, TransferredLength: n, Op: slot.op}}, true
+		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}}
 }

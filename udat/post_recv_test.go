@@ -337,7 +337,7 @@ func TestPostRecvProtectionAndPrivileges(t *testing.T) {
 	ft := freed.Triplet(0, 8)
 	require.NoError(t, freed.Free())
 	requireCode(t, sd.ep.PostRecv([]LMRTriplet{foreign.Triplet(0, 8)}, 1, CompletionDefault), ProtectionViolation)
-	requireCode(t, sd.ep.PostRecv([]LMRTriplet{readOnly.Triplet(0, 8)}, 1, CompletionDefault), PrivilegesViolation)
+	requireCode(t, sd.ep.PostRecv([]LMRTriplet{readOnly.Triplet(0, 8)}, 1, CompletionDefault), PrivilegesViolation|PrivilegesWrite)
 	requireCode(t, sd.ep.PostRecv([]LMRTriplet{ft}, 1, CompletionDefault), PrivilegesViolation)
 	nrecv, _, err := sd.ep.RecvQuery()
 	require.NoError(t, err)

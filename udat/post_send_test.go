@@ -384,12 +384,15 @@ func TestPostSendPrivilegesViolation(t *testing.T) {
 	require.NoError(t, err)
 	ft := freed.Triplet(0, 8)
 	require.NoError(t, freed.Free())
-	for name, iov := range map[string][]LMRTriplet{
-		"no local read":   {writeOnly.Triplet(0, 8)},
-		"freed LMR":       {ft},
-		"unknown context": {{VirtualAddress: 4096, SegmentLength: 8, LMRContext: 0x7fffff00}},
+	for name, c := range map[string]struct {
+		iov  []LMRTriplet
+		want Return
+	}{
+		"no local read":   {[]LMRTriplet{writeOnly.Triplet(0, 8)}, PrivilegesViolation | PrivilegesRead},
+		"freed LMR":       {[]LMRTriplet{ft}, PrivilegesViolation},
+		"unknown context": {[]LMRTriplet{{VirtualAddress: 4096, SegmentLength: 8, LMRContext: 0x7fffff00}}, PrivilegesViolation},
 	} {
-		requireCode(t, c.ep.PostSend(iov, 1, CompletionDefault), PrivilegesViolation, name)
+		requireCode(t, p.client.ep.PostSend(c.iov, 1, CompletionDefault), c.want, name)
 	}
 	requireEmpty(t, c.req)
 	requireEmpty(t, s.recv)

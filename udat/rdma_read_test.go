@@ -242,7 +242,7 @@ func TestPostRDMAReadPrivilegesViolation(t *testing.T) {
 	c, s := p.client, p.server
 	readOnly, err := p.ia.AllocLMR(p.pz, 4096, MemPrivLocalRead|MemPrivRemoteRead)
 	require.NoError(t, err)
-	requireCode(t, c.ep.PostRDMARead([]LMRTriplet{readOnly.Triplet(0, 8)}, 1, s.lmr.RMRTriplet(0, 8), CompletionDefault), PrivilegesViolation)
+	requireCode(t, c.ep.PostRDMARead([]LMRTriplet{readOnly.Triplet(0, 8)}, 1, s.lmr.RMRTriplet(0, 8), CompletionDefault), PrivilegesViolation|PrivilegesWrite)
 	requireCode(t, c.ep.PostRDMARead([]LMRTriplet{{VirtualAddress: 1 << 20, SegmentLength: 8, LMRContext: 0x12345}}, 1, s.lmr.RMRTriplet(0, 8), CompletionDefault), PrivilegesViolation)
 	requireEmpty(t, c.req)
 	noRemote, err := p.ia.AllocLMR(p.pz, 4096, MemPrivLocalRead|MemPrivLocalWrite)

@@ -447,15 +447,23 @@ type Error struct {
 	Code Return
 	// Op is the operation that failed; it may be empty.
 	Op string
+	// Detail says more where the code alone leaves it open, such as which
+	// limit a DTO exceeded; it may be empty.
+	Detail string
 }
 
-// Error returns "udat: " + Op + ": " + the dat_strerror form of Code, or
-// "udat: " + the code when Op is empty.
+// Error returns "udat: " + Op + ": " + the dat_strerror form of Code (just
+// "udat: " + the code when Op is empty), followed by ": " + Detail when
+// there is one.
 func (e *Error) Error() string {
-	if e.Op == "" {
-		return "udat: " + e.Code.String()
+	s := "udat: " + e.Code.String()
+	if e.Op != "" {
+		s = "udat: " + e.Op + ": " + e.Code.String()
 	}
-	return "udat: " + e.Op + ": " + e.Code.String()
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
 }
 
 // Is reports whether target is an *Error with the same type as e and either
@@ -530,6 +538,13 @@ var (
 // cleared, so callers never produce a class-less code.
 func newError(op string, code Return) *Error {
 	return &Error{Code: ClassError | code&^ClassMask, Op: op}
+}
+
+// newErrorDetail is newError with a detail for the message.
+func newErrorDetail(op string, code Return, detail string) *Error {
+	e := newError(op, code)
+	e.Detail = detail
+	return e
 }
 
 // newWarning is like newError but sets ClassWarning instead of ClassError.

@@ -27,7 +27,7 @@ func TestFIFORingWrapOddSize(t *testing.T) {
 		}
 		require.True(t, r.full(), "size %d", size)
 		for i, seq := range seqs {
-			slot, ok := r.complete(r.owner, seq)
+			slot, ok := take(r, r.owner, seq)
 			require.True(t, ok, "size %d, DTO %d", size, i)
 			require.Equal(t, uint64(i), slot.cookie, "size %d: every DTO keeps its cookie", size)
 		}

@@ -342,7 +342,7 @@ func TestSRQPostRecvErrors(t *testing.T) {
 	requireCode(t, srq.PostRecv([]LMRTriplet{l.Triplet(4090, 8)}, 1), InvalidParameter|InvalidArg3)
 	requireCode(t, srq.PostRecv(make([]LMRTriplet, 3), 1), InvalidParameter|InvalidArg2)
 	requireCode(t, srq.PostRecv([]LMRTriplet{foreign.Triplet(0, 8)}, 1), ProtectionViolation)
-	requireCode(t, srq.PostRecv([]LMRTriplet{readOnly.Triplet(0, 8)}, 1), PrivilegesViolation)
+	requireCode(t, srq.PostRecv([]LMRTriplet{readOnly.Triplet(0, 8)}, 1), PrivilegesViolation|PrivilegesWrite)
 	requireCode(t, srq.PostRecv([]LMRTriplet{{VirtualAddress: 8, SegmentLength: 8, LMRContext: 0xabcdef}}, 1), PrivilegesViolation)
 	q, err := srq.Query()
 	require.NoError(t, err)

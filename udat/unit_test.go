@@ -32,6 +32,15 @@ func fakeLMR(pz *PZ, va, n uint64, priv MemPriv) *LMR {
 	return &LMR{object: liveObject(), pz: pz, va: va, length: n, priv: priv, lkey: uint32(va >> 12)}
 }
 
+// take completes slot seq of a FIFO ring successfully and returns the next
+// completion the ring reports.
+func take(r *fifoRing, owner, seq uint32) (dtoSlot, bool) {
+	if !r.complete(owner, seq, DTOSuccess, 0) {
+		return dtoSlot{}, false
+	}
+	return r.next()
+}
+
 func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
 	r := newFIFORing(4, 2, wrKindSend)
 	l := fakeLMR(nil, 0x1000, 4096, MemPrivAll)
@@ -40,15 +49,15 @@ func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
 	s1 := r.reserve(11, 8, DTOSend, true, []*LMR{l, l})
 	require.Equal(t, int64(3), l.inflight.Load())
 	require.Equal(t, 2, r.outstanding())
-	require.Equal(t, 1, r.pendingSignaled())
-	slot, ok := r.complete(r.owner, s1)
+	require.Equal(t, 1, r.pending())
+	slot, ok := take(r, r.owner, s1)
 	require.True(t, ok)
 	require.Equal(t, uint64(11), slot.cookie)
 	require.Zero(t, r.outstanding(), "the earlier unsignalled slot is reclaimed")
 	require.Zero(t, l.inflight.Load())
-	_, ok = r.complete(r.owner, s0)
+	_, ok = take(r, r.owner, s0)
 	require.False(t, ok, "no event for a reclaimed unsignalled slot")
-	_, ok = r.complete(r.owner, s1)
+	_, ok = take(r, r.owner, s1)
 	require.False(t, ok, "a completion is reported once")
 }
 
@@ -61,10 +70,10 @@ func TestFIFORingFullAndUnreserve(t *testing.T) {
 	require.False(t, r.full())
 	require.Equal(t, 1, r.outstanding())
 	s := r.reserve(3, 0, DTOReceive, true, nil)
-	slot, ok := r.complete(r.owner, s-1)
+	slot, ok := take(r, r.owner, s-1)
 	require.True(t, ok)
 	require.Equal(t, uint64(1), slot.cookie)
-	slot, ok = r.complete(r.owner, s)
+	slot, ok = take(r, r.owner, s)
 	require.True(t, ok)
 	require.Equal(t, uint64(3), slot.cookie)
 	// Sequence numbers wrap around.
@@ -72,9 +81,9 @@ func TestFIFORingFullAndUnreserve(t *testing.T) {
 	a := r.reserve(4, 0, DTOReceive, true, nil)
 	b := r.reserve(5, 0, DTOReceive, true, nil)
 	require.Equal(t, uint32(0), b)
-	_, ok = r.complete(r.owner, a)
+	_, ok = take(r, r.owner, a)
 	require.True(t, ok)
-	_, ok = r.complete(r.owner, b)
+	_, ok = take(r, r.owner, b)
 	require.True(t, ok)
 	require.Zero(t, r.outstanding())
 }
@@ -85,16 +94,16 @@ func TestFIFORingStaleAndDrain(t *testing.T) {
 	r.reserve(1, 0, DTOSend, true, nil)
 	r.reserve(2, 0, DTOSend, false, nil)
 	s := r.reserve(3, 0, DTOSend, true, nil)
-	_, ok := r.complete(old+1, s)
+	_, ok := take(r, old+1, s)
 	require.False(t, ok, "wrong owner")
-	_, ok = r.complete(old, s+10)
+	_, ok = take(r, old, s+10)
 	require.False(t, ok, "not outstanding")
 	left := r.drain()
 	require.Len(t, left, 2, "signalled slots are flushed, unsignalled ones taken as done")
 	require.Equal(t, uint64(1), left[0].cookie)
 	require.Equal(t, uint64(3), left[1].cookie)
 	require.NotEqual(t, old, r.owner)
-	_, ok = r.complete(old, s)
+	_, ok = take(r, old, s)
 	require.False(t, ok, "late completions of the old queue are stale")
 	require.Zero(t, r.outstanding())
 }
@@ -133,7 +142,8 @@ func TestCheckIOV(t *testing.T) {
 	fo := fakeLMR(other, 0x30000, 0x1000, MemPrivAll)
 	dead := fakeLMR(pz, 0x40000, 0x1000, MemPrivAll)
 	dead.freed.Store(true)
-	for _, l := range []*LMR{rw, ro, fo, dead} {
+	wo := fakeLMR(pz, 0x50000, 0x1000, MemPrivLocalWrite)
+	for _, l := range []*LMR{rw, ro, fo, dead, wo} {
 		ia.lmrByKey[l.lkey] = l
 	}
 	seg := func(l *LMR, off, n uint64) LMRTriplet {
@@ -153,7 +163,8 @@ func TestCheckIOV(t *testing.T) {
 		{"past end", []LMRTriplet{seg(rw, 0xfff, 2)}, MemPrivLocalRead, InvalidParameter | InvalidArg3},
 		{"wrap", []LMRTriplet{{VirtualAddress: ^uint64(0), SegmentLength: 2, LMRContext: rw.lkey}}, MemPrivLocalRead, InvalidParameter | InvalidArg3},
 		{"other pz", []LMRTriplet{seg(fo, 0, 1)}, MemPrivLocalRead, ProtectionViolation},
-		{"no local write", []LMRTriplet{seg(ro, 0, 1)}, MemPrivLocalWrite, PrivilegesViolation},
+		{"no local write", []LMRTriplet{seg(ro, 0, 1)}, MemPrivLocalWrite, PrivilegesViolation | PrivilegesWrite},
+		{"no local read", []LMRTriplet{seg(wo, 0, 1)}, MemPrivLocalRead, PrivilegesViolation | PrivilegesRead},
 		{"freed", []LMRTriplet{seg(dead, 0, 1)}, MemPrivLocalRead, PrivilegesViolation},
 		{"unknown", []LMRTriplet{{VirtualAddress: 1, SegmentLength: 1, LMRContext: 0x7777}}, MemPrivLocalRead, PrivilegesViolation},
 	} {
