@@ -145,6 +145,9 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	ia := ep.ia
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if ep.freeing {
+		return badHandle(op, HandleTypeEP)
+	}
 	if s := ep.getState(); s != EPStateUnconnected {
 		return newError(op, InvalidState|stateSubtype(s))
 	}
@@ -376,6 +379,9 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if ep.freeing {
+		return badHandle(op, HandleTypeEP)
+	}
 	s := ep.getState()
 	switch s {
 	case EPStateConnected, EPStateCompletionPending:
@@ -428,6 +434,9 @@ func (ep *EP) Modify(mask EPParamMask, p EPParam) error {
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if ep.freeing {
+		return badHandle(op, HandleTypeEP)
+	}
 	if s := ep.getState(); s != EPStateUnconnected && s != EPStateReserved && s != EPStatePassiveConnectionPending {
 		return newError(op, InvalidState|stateSubtype(s))
 	}

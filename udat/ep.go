@@ -173,6 +173,7 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	}
 	if !addChild(ia, ia.eps, ep) {
 		ep.qp.Close()
+		ep.detachCQs()
 		return nil, badHandle(op, HandleTypeIA)
 	}
 	ep.setState(EPStateUnconnected)
@@ -184,11 +185,6 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 		if e != nil {
 			e.ref(1)
 		}
-	}
-	if recvEVD != nil && attr.RecvCompletionFlags&CompletionSolicitedWait != 0 {
-		recvEVD.mu.Lock()
-		recvEVD.solicited++
-		recvEVD.mu.Unlock()
 	}
 	if srq != nil {
 		srq.ref(1)
@@ -203,6 +199,8 @@ func fillEPAttr(a EPAttr) EPAttr {
 	a.MaxRequestDTOs = cmp.Or(a.MaxRequestDTOs, d.MaxRequestDTOs)
 	a.MaxRecvIOV = cmp.Or(a.MaxRecvIOV, d.MaxRecvIOV)
 	a.MaxRequestIOV = cmp.Or(a.MaxRequestIOV, d.MaxRequestIOV)
+	a.MaxRDMAReadIn = cmp.Or(a.MaxRDMAReadIn, d.MaxRDMAReadIn)
+	a.MaxRDMAReadOut = cmp.Or(a.MaxRDMAReadOut, d.MaxRDMAReadOut)
 	a.MaxRDMAReadIOV = cmp.Or(a.MaxRDMAReadIOV, a.MaxRequestIOV)
 	a.MaxRDMAWriteIOV = cmp.Or(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
 	return a
@@ -256,20 +254,17 @@ func (ep *EP) maxRequestIOV() int {
 const qpAccess = cverbs.AccessLocalWrite | cverbs.AccessRemoteWrite | cverbs.AccessRemoteRead
 
 // makeQP creates the EP's queue pair and rings and moves the QP to INIT.
-func (ep *EP) makeQP(op string) error {
+func (ep *EP) makeQP(op string) (err error) {
 	ia := ep.ia
-	var sendCQ, recvCQ *cverbs.CQ
-	var err error
-	if ep.reqEVD != nil {
-		sendCQ = ep.reqEVD.cq
-	} else if sendCQ, err = ia.getNullCQ(); err != nil {
-		return verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	sendCQ, recvCQ, err := ep.attachCQs(op)
+	if err != nil {
+		return err
 	}
-	if ep.recvEVD != nil {
-		recvCQ = ep.recvEVD.cq
-	} else if recvCQ, err = ia.getNullCQ(); err != nil {
-		return verbsErr(op, err, InsufficientResources|ResourceTEVD)
-	}
+	defer func() {
+		if err != nil {
+			ep.detachCQs()
+		}
+	}()
 	init := cverbs.QPInitAttr{
 		SendCQ:     sendCQ,
 		RecvCQ:     recvCQ,
@@ -309,6 +304,48 @@ func (ep *EP) makeQP(op string) error {
 	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend)
 	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv)
 	return nil
+}
+
+// The completions each queue of the EP may leave in its EVD's CQ (see
+// cqsize.go): the requests and a flush marker, and the receives of the EP
+// or of its SRQ.
+func (ep *EP) requestDepth() int { return max(ep.attr.MaxRequestDTOs, 1) + 1 }
+func (ep *EP) recvDepth() int    { return max(ep.attr.MaxRecvDTOs, 1) }
+
+func (ep *EP) solicitedRecv() bool {
+	return ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0
+}
+
+// attachCQs returns the CQs of the EP's request and receive EVDs, with room
+// made there for the completions of its queues. An EP without one of those
+// EVDs uses the IA's null CQ for that queue: it never posts to it.
+func (ep *EP) attachCQs(op string) (sendCQ, recvCQ *cverbs.CQ, err error) {
+	if ep.reqEVD != nil {
+		sendCQ, err = ep.reqEVD.attach(op, ep.requestDepth(), nil, false)
+	} else {
+		sendCQ, err = ep.ia.getNullCQ()
+		err = verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ep.recvEVD != nil {
+		recvCQ, err = ep.recvEVD.attach(op, ep.recvDepth(), ep.srq, ep.solicitedRecv())
+	} else {
+		recvCQ, err = ep.ia.getNullCQ()
+		err = verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	}
+	if err != nil {
+		ep.reqEVD.detach(ep.requestDepth(), nil, false)
+		return nil, nil, err
+	}
+	return sendCQ, recvCQ, nil
+}
+
+// detachCQs gives back the room attachCQs made.
+func (ep *EP) detachCQs() {
+	ep.reqEVD.detach(ep.requestDepth(), nil, false)
+	ep.recvEVD.detach(ep.recvDepth(), ep.srq, ep.solicitedRecv())
 }
 
 // EPParam is what dat_ep_query returns (DAT_EP_PARAM).
@@ -612,11 +649,7 @@ func (ep *EP) free(force bool) error {
 			e.ref(-1)
 		}
 	}
-	if ep.recvEVD != nil && ep.attr.RecvCompletionFlags&CompletionSolicitedWait != 0 {
-		ep.recvEVD.mu.Lock()
-		ep.recvEVD.solicited--
-		ep.recvEVD.mu.Unlock()
-	}
+	ep.detachCQs()
 	if ep.srq != nil {
 		ep.srq.ref(-1)
 	}

@@ -1,6 +1,7 @@
 package udat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -21,15 +22,17 @@ type EVD struct {
 	ia    *IA
 	flags EVDFlags
 
-	cq *cverbs.CQ
 	ch *cverbs.CompChannel
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// cq takes the completions of the EPs' queues, scq (created on demand)
+	// the receives of EPs that use solicited wait; see cqsize.go.
+	cq, scq    *cverbs.CQ
+	use, suse  cqUse
 	qlen       int
 	q          []Event // ring of queued events
 	qhead, qn  int
 	wc         []cverbs.WC // poll buffer, reused
-	solicited  int         // EPs whose receives use solicited wait
 	wake       context.CancelFunc
 	aborted    bool
 	unwaitable bool
@@ -93,6 +96,20 @@ func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 
 func (e *EVD) check(op string) error {
 	if e == nil || e.dead() {
+		return newError(op, InvalidHandle)
+	}
+	return nil
+}
+
+// lock checks the handle and takes mu; a Free that got there first makes
+// it DAT_INVALID_HANDLE, as for a handle freed before the call.
+func (e *EVD) lock(op string) error {
+	if err := e.check(op); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.dead() {
+		e.mu.Unlock()
 		return newError(op, InvalidHandle)
 	}
 	return nil
@@ -185,11 +202,19 @@ func (e *EVD) reap() {
 // there is room for. It allocates nothing. Caller holds mu.
 func (e *EVD) pollLocked() { e.poll(false) }
 
-// poll moves completions from the CQ to the event queue: as many as there
+// poll moves completions from the CQs to the event queue: as many as there
 // is room for, or, with all, every one (the queue grows as for the events
 // the library generates). Caller holds mu.
 func (e *EVD) poll(all bool) {
-	if e.cq == nil || e.aborted {
+	if e.aborted {
+		return
+	}
+	e.pollCQ(e.cq, all)
+	e.pollCQ(e.scq, all)
+}
+
+func (e *EVD) pollCQ(cq *cverbs.CQ, all bool) {
+	if cq == nil {
 		return
 	}
 	for {
@@ -201,7 +226,7 @@ func (e *EVD) poll(all bool) {
 			return
 		}
 		n := min(room, len(e.wc))
-		got, err := e.cq.Poll(e.wc[:n])
+		got, err := cq.Poll(e.wc[:n])
 		if err != nil || got <= 0 {
 			return
 		}
@@ -222,10 +247,9 @@ var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 // than errors.Is. It does not allocate.
 func (e *EVD) Dequeue() (Event, error) {
 	const op = "dat_evd_dequeue"
-	if err := e.check(op); err != nil {
+	if err := e.lock(op); err != nil {
 		return Event{}, err
 	}
-	e.mu.Lock()
 	if e.qn == 0 {
 		e.pollLocked()
 	}
@@ -283,8 +307,14 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool)
 	for {
 		e.mu.Lock()
 		if e.aborted || e.dead() {
+			// An abrupt IA close aborts the wait; a Free that raced it
+			// freed the handle.
+			code := Abort
+			if !e.aborted {
+				code = InvalidHandle
+			}
 			e.mu.Unlock()
-			return Event{}, 0, newError(op, Abort)
+			return Event{}, 0, newError(op, code)
 		}
 		if e.unwaitable {
 			e.mu.Unlock()
@@ -294,7 +324,12 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool)
 		if e.qn < threshold && e.cq != nil && !pollOnly {
 			// Arm, then poll again: a completion that arrived before the
 			// arm is found by the poll, a later one wakes the channel.
-			e.cq.ReqNotify(e.solicited > 0)
+			// Only the receives of EPs that use solicited wait hold back
+			// the wake-up until a solicited one (or an error) arrives.
+			e.cq.ReqNotify(false)
+			if e.scq != nil {
+				e.scq.ReqNotify(true)
+			}
 			e.pollLocked()
 		}
 		if e.qn >= threshold {
@@ -352,7 +387,9 @@ func (e *EVD) PostSE(ev Event) error {
 	if ev.Number != EventSoftware {
 		return newError(op, InvalidParameter|InvalidArg2)
 	}
-	e.mu.Lock()
+	if err := e.lock(op); err != nil {
+		return err
+	}
 	defer e.mu.Unlock()
 	if e.qn >= e.qlen {
 		return newError(op, QueueFull)
@@ -372,15 +409,19 @@ func (e *EVD) Resize(qlen int) error {
 	if qlen <= 0 || (e.ia.devAttr.MaxCQE > 0 && qlen > e.ia.devAttr.MaxCQE) {
 		return newError(op, InvalidParameter|InvalidArg2)
 	}
-	e.mu.Lock()
+	if err := e.lock(op); err != nil {
+		return err
+	}
 	defer e.mu.Unlock()
 	e.pollLocked()
 	if e.qn > qlen {
 		return newError(op, InvalidState)
 	}
-	if e.cq != nil {
-		if err := e.cq.Resize(qlen); err != nil {
-			return verbsErr(op, err, InsufficientResources|ResourceTEVD)
+	if old := e.qlen; e.cq != nil && qlen > old {
+		e.qlen = qlen
+		if err := e.fitLocked(e.cq, &e.use); err != nil {
+			e.qlen = old
+			return newErrorDetail(op, InsufficientResources|ResourceTEVD, err.Error())
 		}
 	}
 	nq := make([]Event, qlen)
@@ -404,10 +445,9 @@ type EVDParam struct {
 
 // Query returns the EVD's parameters (dat_evd_query).
 func (e *EVD) Query() (EVDParam, error) {
-	if err := e.check("dat_evd_query"); err != nil {
+	if err := e.lock("dat_evd_query"); err != nil {
 		return EVDParam{}, err
 	}
-	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := EVDStateEnabled
 	if e.disabled {
@@ -445,10 +485,9 @@ func (e *EVD) ClearUnwaitable() error {
 }
 
 func (e *EVD) setFlag(op string, set func()) error {
-	if err := e.check(op); err != nil {
+	if err := e.lock(op); err != nil {
 		return err
 	}
-	e.mu.Lock()
 	set()
 	e.wakeLocked()
 	e.mu.Unlock()
@@ -495,7 +534,8 @@ func (e *EVD) release() error {
 		return badHandle("dat_evd_free", HandleTypeEVD)
 	}
 	e.wakeLocked()
-	cq, ch := e.cq, e.ch
+	cq, scq, ch := e.cq, e.scq, e.ch
+	e.cq, e.scq = nil, nil
 	e.qn, e.qhead = 0, 0
 	e.mu.Unlock()
 	// A woken waiter leaves the completion channel before it is closed.
@@ -506,6 +546,9 @@ func (e *EVD) release() error {
 	var err error
 	if cq != nil {
 		err = cq.Close()
+	}
+	if scq != nil {
+		err = cmp.Or(scq.Close(), err)
 	}
 	if ch != nil {
 		ch.Close()

@@ -114,6 +114,14 @@ func newPairIn(t testing.TB, ia *IA, pz *PZ, o pairOpts) *pair {
 		o.prepost(t, p.client.ep)
 		o.prepost(t, p.server.ep)
 	}
+	p.connect(t)
+	return p
+}
+
+// connect connects p.client.ep to p.server.ep through a PSP.
+func (p *pair) connect(t testing.TB) {
+	t.Helper()
+	ia := p.ia
 	var err error
 	p.cr, err = ia.CreateEVD(8, EVDCRFlag)
 	require.NoError(t, err)
@@ -129,7 +137,6 @@ func newPairIn(t testing.TB, ia *IA, pz *PZ, o pairOpts) *pair {
 	p.client.estabPD = ev.Conn.PrivateData
 	ev = waitEvent(t, p.server.conn)
 	require.Equal(t, EventConnectionEstablished, ev.Number, "server connection event")
-	return p
 }
 
 // waitEvent waits for one event on e.

@@ -599,7 +599,10 @@ func (ia *IA) evdOfCQ(cq *cverbs.CQ) Handle {
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
 	for e := range ia.evds {
-		if e.cq == cq && cq != nil {
+		e.mu.Lock()
+		mine := cq != nil && (e.cq == cq || e.scq == cq)
+		e.mu.Unlock()
+		if mine {
 			return e
 		}
 	}

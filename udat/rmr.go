@@ -103,6 +103,9 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.dead() {
+		return 0, badHandle(op, HandleTypeRMR)
+	}
 	if r.pending != nil {
 		return 0, newError(op, InvalidState)
 	}
@@ -121,6 +124,16 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 	}
 	q := ep.sq
 	q.mu.Lock()
+	// Checked again under the queue's lock: an EP being freed or broken is
+	// DISCONNECTED before its queue is drained, so no bind is left behind.
+	if ep.dead() {
+		q.mu.Unlock()
+		return 0, badHandle(op, HandleTypeEP)
+	}
+	if s := ep.getState(); s != EPStateConnected {
+		q.mu.Unlock()
+		return 0, newError(op, InvalidState|stateSubtype(s))
+	}
 	if q.full() {
 		q.mu.Unlock()
 		return 0, newError(op, InsufficientResources)

@@ -2,6 +2,7 @@ package udat
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -16,6 +17,10 @@ type SRQ struct {
 	vsrq   *cverbs.SRQ
 	ring   *poolRing
 	maxIOV int
+
+	// depth is the number of receives the SRQ can hold, which the CQs of
+	// its EPs' receive EVDs make room for (see cqsize.go).
+	depth atomic.Int32
 
 	mu      sync.Mutex
 	maxRecv int // max_recv_dtos
@@ -69,6 +74,7 @@ func (ia *IA) CreateSRQ(pz *PZ, attr SRQAttr) (*SRQ, error) {
 	}
 	s := &SRQ{object: liveObject(), ia: ia, pz: pz, vsrq: vs, ring: newPoolRing(attr.MaxRecvDTOs, attr.MaxRecvIOV),
 		maxIOV: attr.MaxRecvIOV, maxRecv: attr.MaxRecvDTOs, hwRecv: attr.MaxRecvDTOs}
+	s.depth.Store(int32(attr.MaxRecvDTOs))
 	if !addChild(ia, ia.srqs, s) {
 		vs.Close()
 		return nil, badHandle(op, HandleTypeIA)
@@ -141,6 +147,9 @@ func (s *SRQ) postRecvs(recvs []Recv) (int, error) {
 	r := s.ring
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if s.dead() {
+		return 0, badHandle(srqRecvOp, HandleTypeSRQ)
+	}
 	k := 0
 	var err error
 	for ; k < len(recvs); k++ {
@@ -242,16 +251,28 @@ func (s *SRQ) Resize(maxRecvDTOs int) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.dead() {
+		return badHandle(op, HandleTypeSRQ)
+	}
+	if maxRecvDTOs > s.hwRecv {
+		// The receive EVDs of the SRQ's EPs make room first, so that every
+		// receive the SRQ can hold completes into a CQ with room for it.
+		s.depth.Store(int32(maxRecvDTOs))
+		if err := s.ia.refit(s); err != nil {
+			s.depth.Store(int32(s.hwRecv))
+			return newErrorDetail(op, InsufficientResources|ResourceSRQ, err.Error())
+		}
+		if err := s.vsrq.Resize(maxRecvDTOs); err != nil {
+			s.depth.Store(int32(s.hwRecv))
+			return verbsErr(op, err, InsufficientResources|ResourceSRQ)
+		}
+		s.hwRecv = maxRecvDTOs
+	}
+	// The EVDs' locks come before the ring's: take it only now.
 	s.ring.mu.Lock()
 	defer s.ring.mu.Unlock()
 	if maxRecvDTOs < s.ring.outstanding() {
 		return newError(op, InvalidState)
-	}
-	if maxRecvDTOs > s.hwRecv {
-		if err := s.vsrq.Resize(maxRecvDTOs); err != nil {
-			return verbsErr(op, err, InsufficientResources|ResourceSRQ)
-		}
-		s.hwRecv = maxRecvDTOs
 	}
 	s.ring.resize(maxRecvDTOs)
 	s.maxRecv = maxRecvDTOs
@@ -273,6 +294,9 @@ func (s *SRQ) SetLW(lowWatermark int) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.dead() {
+		return badHandle(op, HandleTypeSRQ)
+	}
 	if lowWatermark < 0 || lowWatermark > s.maxRecv {
 		return newError(op, InvalidParameter|InvalidArg2)
 	}
@@ -330,8 +354,9 @@ func (s *SRQ) Free() error {
 	delete(s.ia.srqByVer, s.vsrq)
 	delete(s.ia.srqByOwn, s.ring.owner)
 	s.ia.mu.Unlock()
-	err := s.vsrq.Close()
+	// A post under way finishes first; later ones find the handle freed.
 	s.ring.mu.Lock()
+	err := s.vsrq.Close()
 	for i := range s.ring.slots {
 		if s.ring.slots[i].busy {
 			s.ring.release(uint32(i))

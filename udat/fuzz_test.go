@@ -1,0 +1,1521 @@
+package udat
+
+// Fuzz targets (go test -fuzz). Their seeds (f.Add) run in every go test.
+//
+// Host targets, which need no device:
+//
+//	FuzzParseDatConf  dat.conf text into the parser
+//	FuzzStrerror      DAT_RETURN values into Strerror, String and Error
+//	FuzzOpenIAName    IA names into OpenIA (in the VM some of them open rxe0)
+//
+// Device targets, which post on a live connection over the Soft-RoCE device
+// and, like every device test, fail without one unless the run is host-only
+// (UDAPL_HOST_ONLY=1):
+//
+//	FuzzPostSend, FuzzPostRDMAWrite, FuzzPostRDMARead, FuzzPostRequests,
+//	FuzzPostRecv, FuzzSRQPostRecv
+//
+// The device targets decode the fuzzer's bytes into I/O vectors: segments
+// of a real LMR with fuzzed offsets and lengths, segments of the peer's
+// LMR, of LMRs without the needed privilege, of another PZ, of a freed LMR,
+// and made-up lmr_contexts; plus a cookie, completion flags and, for RDMA,
+// the remote buffer. A model of the post-time checks decides, for each
+// input, which DAT error types the call may return (none: it must succeed).
+// A DTO that was posted must come back once, with its cookie, and when the
+// model can tell what the transfer writes, the memory of every LMR is
+// compared with the expected contents afterwards.
+//
+// make fuzz runs each target for a bounded time, the device ones in the VM.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/udapl-go/udapl/internal/devtest"
+)
+
+// ---------------------------------------------------------------------------
+// FuzzParseDatConf
+
+const fuzzConfEntry = `ofa-v2-cma-roe-eth0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0" ""`
+
+func FuzzParseDatConf(f *testing.F) {
+	for _, s := range []string{
+		"",
+		fuzzConfEntry,
+		fuzzConfEntry + "\n" + fuzzConfEntry + "\n",
+		"ofa-v2-rxe0-1u\tu2.0\tthreadsafe\tnondefault\tlibdaploucm.so.2\tdapl.2.0\t\"rxe0 1\"\t\"plat x\"  # trailing comment",
+		`ofa-v2-scm-rxe0 u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 rxe0 ""`,
+		"# comment only\n\n   # indented comment\n\t\n",
+		"x k1.2 threadsafe nondefault lib p.10.20 \"a#b\" \"\"\r\n",
+		`bad-quotes u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0 ""`,
+		`"quoted-name" u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0" ""`,
+		`unterminated u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0`,
+		`a"b u2.0 nonthreadsafe default l dapl.2.0 "" ""`,
+		`n u2. nonthreadsafe default l dapl.2.0 "" ""`,
+		`n u2.0 nonthreadsafe default l .2.0 "" ""`,
+		`n u2.0 nonthreadsafe default l dapl.2.x "" ""`,
+		`n u2.0 nonthreadsafe default l dapl.2.0 "x"y ""`,
+		"n u2.0 nonthreadsafe default l dapl.2.0 \"\x00\" \"\xff\"\n\r\n\r",
+		"\x00\xff\xfe garbage \" # \"\n",
+		strings.Repeat("#", 70000) + "\n" + fuzzConfEntry,
+	} {
+		f.Add([]byte(s))
+	}
+	for _, name := range []string{"rxe.conf", "bad.conf", "empty.conf"} {
+		b, err := os.ReadFile(filepath.Join(datConfTestdata, name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	path := filepath.Join(f.TempDir(), "dat.conf")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := parseDatConf(bytes.NewReader(data), "fuzz.conf")
+		checkDatConf(t, data, ps, err)
+
+		// ReadDatConf reads the same entries from a file, and Providers
+		// keeps the first entry of each name.
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		ps2, err2 := ReadDatConf(path)
+		require.Equal(t, ps, ps2)
+		require.Equal(t, err == nil, err2 == nil)
+		t.Setenv(DatConfEnv, path)
+		prov, err3 := Providers()
+		if errors.Is(err, bufio.ErrTooLong) {
+			require.Error(t, err3)
+			return
+		}
+		require.NoError(t, err3)
+		seen := map[string]bool{}
+		var want []ProviderInfo
+		for _, p := range ps {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				want = append(want, p)
+			}
+		}
+		require.Equal(t, want, prov)
+	})
+}
+
+// checkDatConf checks what parseDatConf made of data.
+func checkDatConf(t *testing.T, data []byte, ps []ProviderInfo, err error) {
+	t.Helper()
+	if errors.Is(err, bufio.ErrTooLong) {
+		require.Nil(t, ps, "a read error comes with no entries")
+		return
+	}
+	// The lines bufio.ScanLines sees.
+	nlines := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		nlines++
+	}
+	nbad := 0
+	if err != nil {
+		joined, ok := err.(interface{ Unwrap() []error })
+		require.True(t, ok, "the error %v joins one error per bad line", err)
+		last := 0
+		for _, e := range joined.Unwrap() {
+			var le *DatConfLineError
+			require.ErrorAs(t, e, &le)
+			require.Equal(t, "fuzz.conf", le.Path)
+			require.Greater(t, le.Line, last, "bad lines are reported once each, in order")
+			require.LessOrEqual(t, le.Line, nlines)
+			require.NotEmpty(t, le.Msg)
+			require.Equal(t, fmt.Sprintf("udat: fuzz.conf:%d: %s", le.Line, le.Msg), le.Error())
+			last = le.Line
+			nbad++
+		}
+		require.NotZero(t, nbad)
+	}
+	require.LessOrEqual(t, len(ps)+nbad, nlines, "at most one entry or error per line")
+
+	for _, p := range ps {
+		// The six unquoted fields are single words.
+		for i, fld := range []string{p.Name, p.APIVersion, p.ThreadSafety, p.Library, p.ProviderVersion} {
+			require.NotEmpty(t, fld, "field %d of %+v", i, p)
+			require.False(t, strings.ContainsAny(fld, " \t\r\n#\""), "field %d of %+v is one word", i, p)
+			require.True(t, bytes.Contains(data, []byte(fld)))
+		}
+		require.True(t, validAPIVersion(p.APIVersion), "%+v", p)
+		require.True(t, validProviderVersion(p.ProviderVersion), "%+v", p)
+		require.Contains(t, []string{"threadsafe", "nonthreadsafe"}, p.ThreadSafety)
+		require.Equal(t, p.ThreadSafety == "threadsafe", p.ThreadSafe())
+		for _, fld := range []string{p.IAParams, p.PlatformParams} {
+			require.False(t, strings.ContainsAny(fld, "\"\n"), "%+v", p)
+		}
+		fields := strings.Fields(p.IAParams)
+		if len(fields) == 0 {
+			require.Empty(t, p.NetDev())
+		} else {
+			require.Equal(t, fields[0], p.NetDev())
+		}
+		require.GreaterOrEqual(t, p.Port(), 0)
+
+		// An entry written back as a line parses to itself.
+		def := "nondefault"
+		if p.Default {
+			def = "default"
+		}
+		line := fmt.Sprintf("%s %s %s %s %s %s \"%s\" \"%s\"\n", p.Name, p.APIVersion, p.ThreadSafety, def,
+			p.Library, p.ProviderVersion, p.IAParams, p.PlatformParams)
+		again, err := parseDatConf(strings.NewReader(line), "again")
+		require.NoError(t, err, "line %q", line)
+		require.Equal(t, []ProviderInfo{p}, again, "line %q", line)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// FuzzStrerror
+
+func FuzzStrerror(f *testing.F) {
+	for _, c := range []Return{
+		Success, ClassError | InvalidHandle | InvalidHandleEP, ClassError | InvalidParameter | InvalidArg3,
+		ClassWarning | LengthError, ClassError | PrivilegesViolation | PrivilegesWrite, InvalidState,
+		ClassError | NotImplemented, ClassError | ExtensionBase | 5, ClassError | 0x00420000 | 999,
+		ClassMask | TypeMask | SubtypeMask, ClassError | QueueEmpty, SubtypeMask,
+	} {
+		f.Add(uint32(c), "dat_ep_post_send")
+	}
+	f.Add(uint32(0x80060025), "")
+	f.Add(uint32(0xC00B005A), "op\x00\xff")
+	f.Fuzz(func(t *testing.T, code uint32, op string) {
+		r := Return(code)
+		major, minor := Strerror(r)
+		require.NotEmpty(t, major)
+		require.True(t, strings.HasPrefix(major, "DAT_"), major)
+		require.Equal(t, r.Subtype() == NoSubtype, minor == "", "a minor message exactly when there is a subtype")
+		if minor != "" {
+			require.True(t, strings.HasPrefix(minor, "DAT_"), minor)
+		}
+		m2, n2 := Strerror(r &^ ClassMask)
+		require.Equal(t, major, m2, "class bits do not change the message")
+		require.Equal(t, minor, n2)
+		if r.Type() != Success {
+			m3, _ := Strerror(Success | r.Subtype())
+			require.NotEqual(t, m3, major)
+		}
+
+		s := r.String()
+		require.NotEmpty(t, s)
+		require.True(t, utf8.ValidString(s))
+		require.Contains(t, s, major)
+		require.Contains(t, s, minor)
+		require.Equal(t, r.Class() == ClassWarning, strings.HasPrefix(s, "DAT_CLASS_WARNING "))
+
+		require.Equal(t, r == Success, r.IsSuccess())
+		require.Equal(t, r&ClassError != 0, r.IsError())
+		require.Equal(t, r&ClassWarning != 0, r.IsWarning())
+		require.Equal(t, r, r.Class()|r.Type()|r.Subtype())
+
+		e := &Error{Code: r, Op: op}
+		msg := e.Error()
+		require.True(t, strings.HasPrefix(msg, "udat: "), msg)
+		require.Contains(t, msg, s)
+		require.Contains(t, msg, op)
+		require.True(t, errors.Is(e, &Error{Code: ClassError | r.Type()}), "an error matches its type")
+		require.True(t, errors.Is(e, &Error{Code: r}), "an error matches itself")
+		require.False(t, errors.Is(e, &Error{Code: ClassError | (r.Type() ^ 0x00010000)}))
+		require.False(t, e.Is(nil))
+		require.False(t, e.Is((*Error)(nil)))
+		require.Equal(t, r, CodeOf(e))
+		require.Equal(t, r, CodeOf(fmt.Errorf("wrapped: %w", e)))
+
+		ne := newError(op, r)
+		require.True(t, ne.Code.IsError())
+		require.False(t, ne.Code.IsWarning())
+		require.Equal(t, r&^ClassMask, ne.Code&^ClassMask)
+		require.Contains(t, ne.Error(), major)
+		nw := newWarning(op, r)
+		require.True(t, nw.Code.IsWarning())
+		require.False(t, nw.Code.IsError())
+
+		// The other DAT enums and flag sets print whatever their value.
+		for _, str := range []string{
+			CompletionFlags(code).String(), DTOOp(code).String(), CloseFlags(code).String(),
+			EVDFlags(code).String(), MemPriv(code).String(), EPState(code).String(),
+			DTOStatus(code).String(), EventNumber(code).String(), HandleType(code).String(),
+		} {
+			require.NotEmpty(t, str)
+			require.True(t, utf8.ValidString(str), "%q", str)
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// FuzzOpenIAName
+
+// fuzzIAConf is the dat.conf FuzzOpenIAName points DAT_OVERRIDE at: entries
+// that name the VM's device, netdev and address, and odd ones.
+var fuzzIAConf = strings.Join([]string{
+	`fz-dev u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 "rxe0 1" ""`,
+	`fz-dev u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 "no-such-dev 1" ""`,
+	`fz-netdev u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "d0 0" ""`,
+	`fz-ip u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "192.0.2.1 0" ""`,
+	`fz-ip6 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "::1 0" ""`,
+	`fz-ipzone u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fe80::1%d0 0" ""`,
+	`fz-lo u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "lo 0" ""`,
+	`fz-empty u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "" ""`,
+	`fz-blank u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "  " ""`,
+	`fz-unquoted u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 rxe0 ""`,
+	"fz-nul u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"rxe0\x00 1\" \"\"",
+	"fz-uni u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"\u00fc0 0\" \"\"",
+	`fz-long u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "` + strings.Repeat("n", 300) + ` 0" ""`,
+	`fz-self u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fz-self 0" ""`,
+	`fz-chain u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fz-dev 0" ""`,
+	`bad line`,
+}, "\n") + "\n"
+
+func FuzzOpenIAName(f *testing.F) {
+	conf := filepath.Join(f.TempDir(), "dat.conf")
+	require.NoError(f, os.WriteFile(conf, []byte(fuzzIAConf), 0o600))
+	f.Setenv(DatConfEnv, conf)
+	providers, _ := Providers()
+	for _, s := range []string{
+		"", "rxe0", "rxe1", "d0", "lo", "eth0", "192.0.2.1", "::ffff:192.0.2.1", "127.0.0.1", "::1",
+		"0.0.0.0", "fe80::1%d0", "192.0.2.1:4791", "[::1]", "192.0.2.256",
+		"fz-dev", "fz-netdev", "fz-ip", "fz-ip6", "fz-ipzone", "fz-lo", "fz-empty", "fz-blank",
+		"fz-unquoted", "fz-nul", "fz-uni", "fz-long", "fz-self", "fz-chain", "ofa-v2-ib0",
+		"rxe0\x00", "\x00", "rxe0 ", " rxe0", "RXE0", "\u00fc0", "\xff\xfe", "../rxe0", "rxe0/1",
+		strings.Repeat("a", 5000), strings.Repeat("rxe0", 64),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		ia, err := OpenIA(name, 8)
+		if err != nil {
+			require.Nil(t, ia)
+			var de *Error
+			require.ErrorAs(t, err, &de, "OpenIA(%q) returns a *udat.Error", name)
+			require.True(t, de.Code.IsError(), "%v", err)
+			if name == "" {
+				require.ErrorIs(t, err, ErrInvalidParameter)
+				return
+			}
+			// Every name that opens nothing is an unknown provider.
+			require.ErrorIs(t, err, ErrProviderNotFound, "OpenIA(%q)", name)
+			return
+		}
+		require.NotNil(t, ia)
+		defer func() { require.NoError(t, ia.Close(CloseAbruptFlag)) }()
+		// Only a name that means something opens an IA: a device, a network
+		// interface, an address or a provider of the dat.conf file.
+		known := name == devtest.Device()
+		if _, err := net.InterfaceByName(name); err == nil {
+			known = true
+		}
+		if _, err := netip.ParseAddr(name); err == nil {
+			known = true
+		}
+		for _, p := range providers {
+			known = known || p.Name == name
+		}
+		require.True(t, known, "OpenIA(%q) opened an IA", name)
+		a, _, err := ia.Query()
+		require.NoError(t, err)
+		require.NotEmpty(t, a.AdapterName)
+		require.NotNil(t, ia.AsyncEVD())
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Device fuzzing: decoding
+
+// fuzzBytes hands out the fuzzer's bytes as little-endian numbers, zeros
+// once they run out.
+type fuzzBytes struct{ b []byte }
+
+func (d *fuzzBytes) take(n int) []byte {
+	var buf [8]byte
+	k := copy(buf[:n], d.b)
+	d.b = d.b[k:]
+	return buf[:n]
+}
+func (d *fuzzBytes) u8() uint8   { return d.take(1)[0] }
+func (d *fuzzBytes) u16() uint16 { return binary.LittleEndian.Uint16(d.take(2)) }
+func (d *fuzzBytes) u32() uint32 { return binary.LittleEndian.Uint32(d.take(4)) }
+func (d *fuzzBytes) u64() uint64 { return binary.LittleEndian.Uint64(d.take(8)) }
+
+// Segment encodings of an I/O vector (the first byte selects one, modulo 8).
+const (
+	segOwn   = 0 // [0 off:u16 len:u32] within the poster's LMR (also 1, 2)
+	segRaw   = 3 // [3 delta:i32 len:u32] the poster's LMR, address and length as given
+	segAny   = 4 // [4 va:u64 len:u32 ctx:u32] anything at all
+	segOther = 5 // [5 which:u8 off:u16 len:u32] within another LMR (fuzzEnv.others)
+	segZero  = 6 // [6 va:u64 ctx:u32] zero length, other fields garbage
+	segWhole = 7 // [7] the poster's whole LMR
+)
+
+// The seeds are written with these.
+func le16(v uint16) []byte { return binary.LittleEndian.AppendUint16(nil, v) }
+func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+func le64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func sOwn(off uint16, n uint32) []byte { return cat([]byte{segOwn}, le16(off), le32(n)) }
+func sRaw(delta int32, n uint32) []byte {
+	return cat([]byte{segRaw}, le32(uint32(delta)), le32(n))
+}
+func sAny(va uint64, n, ctx uint32) []byte { return cat([]byte{segAny}, le64(va), le32(n), le32(ctx)) }
+func sOther(which uint8, off uint16, n uint32) []byte {
+	return cat([]byte{segOther, which}, le16(off), le32(n))
+}
+func sZero(va uint64, ctx uint32) []byte { return cat([]byte{segZero}, le64(va), le32(ctx)) }
+func sWhole() []byte                     { return []byte{segWhole} }
+
+// iovSeed encodes an I/O vector of segs; with no segs, nilIOV chooses nil
+// over an empty slice.
+func iovSeed(segs ...[]byte) []byte {
+	if len(segs) == 0 {
+		return []byte{0, 1}
+	}
+	return cat(append([][]byte{{byte(len(segs))}}, segs...)...)
+}
+
+// The others a segOther segment picks from.
+const (
+	otherPeer    = iota // the peer's LMR (same PZ, every privilege)
+	otherRO             // local and remote read only
+	otherWO             // local write only
+	otherNone           // no privilege
+	otherForeign        // another PZ
+	otherStale          // freed
+	otherSink           // the poster's receive sink (only where there are sinks)
+)
+
+// ---------------------------------------------------------------------------
+// Device fuzzing: the connection
+
+// fuzzEnvOpts shapes the connection a device target posts on.
+type fuzzEnvOpts struct {
+	sinks bool // both EPs keep receives posted for the other's sends
+	srq   bool // the server EP takes its receives from an SRQ
+}
+
+const (
+	fuzzLMRSize  = 64 << 10  // the LMR of each side (newPair's)
+	fuzzSinkSize = 256 << 10 // each receive sink: room for the largest send
+	fuzzSinks    = 8         // receives kept posted on each sink side
+	fuzzWait     = 6 * time.Second
+	sinkCookie   = 0x51_4e_4b_00_00_00_00_00
+	fuzzSendBase = 0x50_45_45_52_00_00_00_00
+)
+
+// fuzzLMR is what the model knows of an LMR.
+type fuzzLMR struct {
+	l    *LMR
+	name string
+	va   uint64
+	size uint64
+	pz   *PZ
+	priv MemPriv
+}
+
+// fuzzEnv is the connection of a device target, kept across inputs and
+// rebuilt when an input broke it.
+type fuzzEnv struct {
+	opts   fuzzEnvOpts
+	ia     *IA
+	pz     *PZ
+	p      *pair
+	srq    *SRQ
+	srqIOV int
+	attr   [2]EPAttr // what the EPs carry (Query), client then server
+	sink   [2]*LMR
+	lmrs   map[uint32]*fuzzLMR // live LMRs by lmr_context
+	all    []*fuzzLMR
+	others [2][]LMRTriplet // per poster: whole triplets of otherPeer...
+	broken bool
+	stats  *fuzzStats
+}
+
+// fuzzConnQualBase gives each process (the fuzzing engine runs several
+// workers) a block of 20 connection qualifiers of its own.
+var fuzzConnQualBase = 40000 + uint64(os.Getpid()%1000)*20
+
+// fuzzHolder is a device target's connection, opened on first use.
+type fuzzHolder struct {
+	opts  fuzzEnvOpts
+	env   *fuzzEnv
+	n     uint64
+	stats fuzzStats
+}
+
+// fuzzStats counts what a device target's inputs did (logged with -v).
+type fuzzStats struct {
+	inputs, refused, posted, failed, verified, rebuilds int
+}
+
+// newFuzzHolder marks f as a device test and returns the holder of its
+// connection, which is closed when f ends.
+func newFuzzHolder(f *testing.F, o fuzzEnvOpts) *fuzzHolder {
+	devtest.Require(f)
+	h := &fuzzHolder{opts: o}
+	f.Cleanup(func() {
+		if h.env != nil {
+			h.env.close()
+		}
+		s := h.stats
+		if s.inputs == 0 {
+			return // the fuzzing coordinator, whose workers run the inputs
+		}
+		f.Logf("%d inputs: %d refused at post time, %d DTOs posted, %d failed (connection rebuilt %d times), memory checked after %d",
+			s.inputs, s.refused, s.posted, s.failed, s.rebuilds, s.verified)
+	})
+	return h
+}
+
+// get returns a connected environment with empty EVDs, rebuilding it if
+// the last input broke it.
+func (h *fuzzHolder) get(t *testing.T) *fuzzEnv {
+	t.Helper()
+	e := h.env
+	if e != nil && !e.broken {
+		for i := range 2 {
+			s := e.side(i)
+			st, _, _, err := s.ep.GetStatus()
+			require.NoError(t, err)
+			if st != EPStateConnected {
+				e.broken = true
+				break
+			}
+		}
+	}
+	h.stats.inputs++
+	// An input that failed half-way leaves the connection in a state the
+	// next one cannot start from.
+	t.Cleanup(func() {
+		if t.Failed() && h.env != nil {
+			h.env.broken = true
+		}
+	})
+	if e != nil && e.broken {
+		e.close()
+		h.env = nil
+		h.stats.rebuilds++
+	}
+	if h.env == nil {
+		connQualSeq.Store(fuzzConnQualBase + h.n%20)
+		h.n++
+		h.env = openFuzzEnv(t, h.opts)
+		h.env.stats = &h.stats
+		return h.env
+	}
+	// Nothing may be left over from the last input.
+	for i := range 2 {
+		s := e.side(i)
+		for _, evd := range []*EVD{s.req, s.recv, s.conn} {
+			ev, err := evd.Dequeue()
+			require.Same(t, ErrQueueEmpty, err, "stray event on the %s side after the last input: %v %+v",
+				sideName(i), ev.Number, ev.DTO)
+		}
+	}
+	return e
+}
+
+func sideName(i int) string { return [2]string{"client", "server"}[i] }
+
+func openFuzzEnv(t *testing.T, o fuzzEnvOpts) *fuzzEnv {
+	t.Helper()
+	dev := devtest.Device()
+	ia, err := OpenIA(dev, 32)
+	require.NoError(t, err, "open the RDMA device %q", dev)
+	e := &fuzzEnv{opts: o, ia: ia, lmrs: map[uint32]*fuzzLMR{}}
+	ok := false
+	defer func() {
+		if !ok {
+			ia.Close(CloseAbruptFlag)
+		}
+	}()
+	e.pz = mustPZ(t, ia)
+
+	// The client allows unsignalled requests and receives and has its own
+	// segment limits; the server has the defaults and a smaller message
+	// size (the sizes asked for are minimums: the EPs may carry more).
+	ca, sa := DefaultEPAttr(), DefaultEPAttr()
+	ca.RequestCompletionFlags = CompletionUnsignalled
+	ca.RecvCompletionFlags = CompletionUnsignalled
+	ca.MaxRequestIOV, ca.MaxRDMAWriteIOV, ca.MaxRDMAReadIOV, ca.MaxRecvIOV = 3, 2, 4, 2
+	ca.MaxMessageSize, ca.MaxRDMASize = 1<<20, 1<<20
+	sa.MaxMessageSize, sa.MaxRDMASize = 96<<10, 128<<10
+	po := pairOpts{clientAttr: &ca, serverAttr: &sa, splitEVDs: true}
+	if o.srq {
+		e.srqIOV = 3
+		e.srq, err = ia.CreateSRQ(e.pz, SRQAttr{MaxRecvDTOs: 16, MaxRecvIOV: e.srqIOV})
+		require.NoError(t, err)
+		po.srq = e.srq
+	}
+	e.p = newPairIn(t, ia, e.pz, po)
+	for i := range 2 {
+		s := e.side(i)
+		q, err := s.ep.Query()
+		require.NoError(t, err)
+		e.attr[i] = q.Attr
+		e.add(s.lmr, sideName(i)+" LMR")
+	}
+
+	alloc := func(pz *PZ, size int, priv MemPriv, name string) *LMR {
+		l, err := ia.AllocLMR(pz, size, priv)
+		require.NoError(t, err)
+		e.add(l, name)
+		return l
+	}
+	ro := alloc(e.pz, 4096, MemPrivLocalRead|MemPrivRemoteRead, "read-only LMR")
+	wo := alloc(e.pz, 4096, MemPrivLocalWrite, "write-only LMR")
+	none := alloc(e.pz, 4096, MemPrivNone, "LMR without privileges")
+	foreign := alloc(mustPZ(t, ia), 4096, MemPrivAll, "LMR of another PZ")
+	if o.sinks {
+		for i := range 2 {
+			e.sink[i] = alloc(e.pz, fuzzSinkSize, MemPrivLocalRead|MemPrivLocalWrite, sideName(i)+" sink")
+		}
+	}
+	// Freed last, so that no later registration reuses its lmr_context.
+	stale, err := ia.AllocLMR(e.pz, 4096, MemPrivAll)
+	require.NoError(t, err)
+	staleT := stale.Triplet(0, 4096)
+	require.NoError(t, stale.Free())
+
+	for i := range 2 {
+		peer := e.side(1 - i).lmr
+		e.others[i] = []LMRTriplet{peer.Triplet(0, fuzzLMRSize), ro.Triplet(0, 4096), wo.Triplet(0, 4096),
+			none.Triplet(0, 4096), foreign.Triplet(0, 4096), staleT}
+		if o.sinks {
+			e.others[i] = append(e.others[i], e.sink[i].Triplet(0, fuzzSinkSize))
+		}
+	}
+	// Contents that make any misplaced byte show.
+	for _, m := range e.all {
+		b := m.l.Bytes()
+		for j := range b {
+			b[j] = byte(j*131+j>>8) ^ byte(m.l.Context())
+		}
+	}
+	if o.sinks {
+		for i := range 2 {
+			e.postSinks(t, i, fuzzSinks)
+		}
+	}
+	ok = true
+	return e
+}
+
+func (e *fuzzEnv) add(l *LMR, name string) {
+	m := &fuzzLMR{l: l, name: name, va: uint64(l.Triplet(0, 0).VirtualAddress), size: uint64(len(l.Bytes())),
+		pz: lmrPZ(l), priv: lmrPriv(l)}
+	e.lmrs[l.Context()] = m
+	e.all = append(e.all, m)
+}
+
+func lmrPZ(l *LMR) *PZ {
+	q, err := l.Query()
+	if err != nil {
+		return nil
+	}
+	return q.PZ
+}
+
+func lmrPriv(l *LMR) MemPriv {
+	q, err := l.Query()
+	if err != nil {
+		return 0
+	}
+	return q.MemPriv
+}
+
+func (e *fuzzEnv) close() {
+	if e.ia != nil {
+		e.ia.Close(CloseAbruptFlag)
+		e.ia = nil
+	}
+}
+
+func (e *fuzzEnv) side(i int) *side {
+	if i == 0 {
+		return &e.p.client
+	}
+	return &e.p.server
+}
+
+// postSinks posts n receives of side i's whole sink.
+func (e *fuzzEnv) postSinks(t *testing.T, i, n int) {
+	t.Helper()
+	s := e.side(i)
+	for k := range n {
+		require.NoError(t, s.ep.PostRecv([]LMRTriplet{e.sink[i].Triplet(0, fuzzSinkSize)}, sinkCookie+uint64(k), CompletionDefault))
+	}
+}
+
+// decodeIOV reads an I/O vector for side i's EP whose limit is limit
+// segments: up to two more than that.
+func (e *fuzzEnv) decodeIOV(d *fuzzBytes, i, limit int) []LMRTriplet {
+	n := int(d.u8()) % (limit + 3)
+	if n == 0 {
+		if d.u8()&1 == 1 {
+			return nil
+		}
+		return []LMRTriplet{}
+	}
+	own := e.side(i).lmr
+	iov := make([]LMRTriplet, n)
+	for k := range iov {
+		switch d.u8() % 8 {
+		case segRaw:
+			delta := int64(int32(d.u32()))
+			iov[k] = LMRTriplet{VirtualAddress: own.Triplet(0, 0).VirtualAddress + uint64(delta),
+				SegmentLength: d.u32(), LMRContext: own.Context()}
+		case segAny:
+			iov[k] = LMRTriplet{VirtualAddress: d.u64(), SegmentLength: d.u32(), LMRContext: d.u32()}
+		case segOther:
+			o := e.others[i][int(d.u8())%len(e.others[i])]
+			iov[k] = within(o, d.u16(), d.u32())
+		case segZero:
+			iov[k] = LMRTriplet{VirtualAddress: d.u64(), LMRContext: d.u32()}
+		case segWhole:
+			iov[k] = own.Triplet(0, fuzzLMRSize)
+		default:
+			iov[k] = within(own.Triplet(0, fuzzLMRSize), d.u16(), d.u32())
+		}
+	}
+	return iov
+}
+
+// within returns a piece of whole, the triplet of a whole LMR, at off with
+// length n, both reduced to fit.
+func within(whole LMRTriplet, off uint16, n uint32) LMRTriplet {
+	size := uint64(whole.SegmentLength)
+	o := uint64(off) % size
+	l := uint64(n) % (size - o + 1)
+	return LMRTriplet{VirtualAddress: whole.VirtualAddress + o, SegmentLength: uint32(l), LMRContext: whole.LMRContext}
+}
+
+// decodeRemote reads the remote buffer of an RDMA operation posted by side
+// i: within the peer's LMR, or, for one mode in 16, as given (the transfer
+// may then fail at the peer, and break the connection). ok reports the
+// former.
+func (e *fuzzEnv) decodeRemote(i int, mode uint8, off, n uint32) (r RMRTriplet, ok bool) {
+	peer := e.side(1 - i).lmr
+	if mode%16 != 15 {
+		t := within(peer.Triplet(0, fuzzLMRSize), uint16(off), n)
+		return RMRTriplet{VirtualAddress: t.VirtualAddress, SegmentLength: t.SegmentLength, RMRContext: peer.RMRContext()}, true
+	}
+	r = RMRTriplet{VirtualAddress: peer.Triplet(0, 0).VirtualAddress + uint64(int64(int32(off))), SegmentLength: n,
+		RMRContext: peer.RMRContext()}
+	if mode&0x20 != 0 {
+		r.RMRContext = off ^ n
+	}
+	return r, false
+}
+
+// ---------------------------------------------------------------------------
+// Device fuzzing: the model of the post-time checks
+
+// typeSet is a set of DAT error types.
+type typeSet uint64
+
+func typesOf(ts ...Return) typeSet {
+	var s typeSet
+	for _, t := range ts {
+		s |= 1 << (t.Type() >> 16)
+	}
+	return s
+}
+
+func (s typeSet) has(r Return) bool {
+	i := r.Type() >> 16
+	return i < 64 && s&(1<<i) != 0
+}
+
+func (s typeSet) String() string {
+	var names []string
+	for x := uint64(s); x != 0; x &= x - 1 {
+		names = append(names, (Return(bits.TrailingZeros64(x)) << 16).String())
+	}
+	return "{" + strings.Join(names, " ") + "}"
+}
+
+// postTypes are the DAT error types the post calls document.
+var postTypes = typesOf(InvalidParameter, InvalidHandle, InvalidState, LengthError, ProtectionViolation,
+	PrivilegesViolation, InsufficientResources)
+
+// segRange is a nonzero segment of a valid I/O vector: n bytes at off in l.
+type segRange struct {
+	m      *fuzzLMR
+	off, n uint64
+}
+
+// checkIOVModel returns the error types the segments of iov allow for a
+// DTO of the EP or SRQ of pz that needs privilege need, the total length,
+// and the segments (meaningful only when the set is empty).
+func (e *fuzzEnv) checkIOVModel(iov []LMRTriplet, need MemPriv) (typeSet, uint64, []segRange) {
+	var viol typeSet
+	var total uint64
+	var segs []segRange
+	for _, s := range iov {
+		if s.SegmentLength == 0 {
+			continue // skipped, whatever its other fields
+		}
+		total += uint64(s.SegmentLength)
+		m := e.lmrs[s.LMRContext]
+		if m == nil {
+			// Unknown or freed: DAT_PRIVILEGES_VIOLATION in this library,
+			// an invalid parameter or protection violation elsewhere.
+			viol |= typesOf(PrivilegesViolation, ProtectionViolation, InvalidParameter)
+			continue
+		}
+		if m.pz != e.pz {
+			viol |= typesOf(ProtectionViolation)
+		}
+		off := s.VirtualAddress - m.va
+		if s.VirtualAddress < m.va || off > m.size || uint64(s.SegmentLength) > m.size-off {
+			viol |= typesOf(InvalidParameter)
+		}
+		if m.priv&need != need {
+			viol |= typesOf(PrivilegesViolation)
+		}
+		segs = append(segs, segRange{m, off, uint64(s.SegmentLength)})
+	}
+	return viol, total, segs
+}
+
+// fuzzDTO is one request or receive of an input, with what the model
+// expects of it.
+type fuzzDTO struct {
+	op       DTOOp
+	cookie   uint64
+	viol     typeSet // error types its checks allow; empty: it must be posted
+	signaled bool    // a successful completion is reported
+	expectOK bool    // it must complete successfully
+	length   uint64  // TransferredLength of a successful completion
+	segs     []segRange
+	remote   RMRTriplet
+	remoteOK bool
+}
+
+const validFlags = CompletionSuppress | CompletionSolicitedWait | CompletionUnsignalled | CompletionBarrierFence
+
+// modelRequest is the model of a send, RDMA write or RDMA read posted by
+// side i.
+func (e *fuzzEnv) modelRequest(i int, r Request, remoteOK bool) fuzzDTO {
+	a := e.attr[i]
+	x := fuzzDTO{op: r.Op, cookie: r.Cookie, remote: r.Remote, remoteOK: remoteOK,
+		signaled: r.Flags&(CompletionSuppress|CompletionUnsignalled) == 0}
+	if r.Op > DTORDMARead {
+		x.viol = typesOf(InvalidParameter)
+		return x
+	}
+	if r.Flags&^validFlags != 0 || (r.Op == DTORDMARead && r.Flags&CompletionSolicitedWait != 0) ||
+		(r.Flags&CompletionUnsignalled != 0 && a.RequestCompletionFlags&CompletionUnsignalled == 0) {
+		x.viol |= typesOf(InvalidParameter)
+	}
+	maxIOV, need, limit := a.MaxRequestIOV, MemPrivLocalRead, uint64(a.MaxMessageSize)
+	switch r.Op {
+	case DTORDMAWrite:
+		maxIOV, limit = a.MaxRDMAWriteIOV, uint64(a.MaxRDMASize)
+	case DTORDMARead:
+		maxIOV, need, limit = a.MaxRDMAReadIOV, MemPrivLocalWrite, uint64(a.MaxRDMASize)
+	}
+	if len(r.LocalIOV) > maxIOV {
+		x.viol |= typesOf(InvalidParameter)
+	}
+	viol, total, segs := e.checkIOVModel(r.LocalIOV, need)
+	x.viol |= viol
+	x.segs = segs
+	x.length = total
+	switch r.Op {
+	case DTOSend:
+		// The peer's sink receives take anything up to their size.
+		x.expectOK = total <= fuzzSinkSize
+	case DTORDMAWrite:
+		if total > uint64(r.Remote.SegmentLength) {
+			x.viol |= typesOf(LengthError)
+		}
+		x.expectOK = remoteOK
+	case DTORDMARead:
+		if total < uint64(r.Remote.SegmentLength) {
+			x.viol |= typesOf(LengthError)
+		}
+		x.length = uint64(r.Remote.SegmentLength)
+		x.expectOK = remoteOK
+	}
+	if x.length > limit {
+		// Over the EP's largest DTO: a length error, or an invalid
+		// parameter against the device's limit.
+		x.viol |= typesOf(LengthError, InvalidParameter)
+	}
+	return x
+}
+
+// modelRecv is the model of a receive posted to side i's EP, or to the
+// SRQ when srq is set.
+func (e *fuzzEnv) modelRecv(i int, rv Recv, srq bool) fuzzDTO {
+	x := fuzzDTO{op: DTOReceive, cookie: rv.Cookie, signaled: true, expectOK: true}
+	if srq {
+		if rv.Flags != CompletionDefault {
+			x.viol |= typesOf(InvalidParameter)
+		}
+		if len(rv.LocalIOV) > e.srqIOV {
+			x.viol |= typesOf(InvalidParameter)
+		}
+	} else {
+		a := e.attr[i]
+		if rv.Flags&^CompletionUnsignalled != 0 ||
+			(rv.Flags&CompletionUnsignalled != 0 && a.RecvCompletionFlags&CompletionUnsignalled == 0) {
+			x.viol |= typesOf(InvalidParameter)
+		}
+		if e.srq != nil && i == 1 {
+			x.viol |= typesOf(InvalidState) // its receives come from the SRQ
+		}
+		if len(rv.LocalIOV) > a.MaxRecvIOV {
+			x.viol |= typesOf(InvalidParameter)
+		}
+	}
+	viol, total, segs := e.checkIOVModel(rv.LocalIOV, MemPrivLocalWrite)
+	x.viol |= viol
+	x.length, x.segs = total, segs
+	return x
+}
+
+// checkPosted checks what a post call of dtos returned: the ones before the
+// first that the model rejects are posted, and the error, if any, has one
+// of that one's types.
+func checkPosted(t *testing.T, call string, dtos []fuzzDTO, n int, err error) {
+	t.Helper()
+	first := len(dtos)
+	for k, x := range dtos {
+		if x.viol != 0 {
+			first = k
+			break
+		}
+	}
+	if first == len(dtos) {
+		require.NoError(t, err, "%s: every DTO passes the checks", call)
+		require.Equal(t, len(dtos), n, "%s: every DTO is posted", call)
+		return
+	}
+	require.Error(t, err, "%s: DTO %d must be refused (it allows %v)", call, first, dtos[first].viol)
+	var de *Error
+	require.ErrorAs(t, err, &de, "%s returns a *udat.Error", call)
+	require.True(t, de.Code.IsError(), "%v", err)
+	require.True(t, postTypes.has(de.Code), "%s: %v is not among the types it documents", call, err)
+	require.True(t, dtos[first].viol.has(de.Code), "%s: DTO %d got %v, want one of %v", call, first, err, dtos[first].viol)
+	require.Equal(t, first, n, "%s: the DTOs before the refused one are posted, no other", call)
+}
+
+// ---------------------------------------------------------------------------
+// Device fuzzing: memory
+
+// memPlan is what one posted DTO writes: the bytes read from src go to dst.
+type memPlan struct {
+	src, dst []segRange
+}
+
+// snapshot copies the memory of every LMR.
+func (e *fuzzEnv) snapshot() map[*fuzzLMR][]byte {
+	s := make(map[*fuzzLMR][]byte, len(e.all))
+	for _, m := range e.all {
+		s[m] = bytes.Clone(m.l.Bytes())
+	}
+	return s
+}
+
+func overlaps(a, b []segRange) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.m == y.m && x.off < y.off+y.n && y.off < x.off+x.n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// expect returns the memory plan p leaves, from the snapshot before, or nil
+// when it cannot tell (the source and destination overlap, or the
+// destination overlaps itself).
+func (p memPlan) expect(before map[*fuzzLMR][]byte) map[*fuzzLMR][]byte {
+	if overlaps(p.src, p.dst) {
+		return nil
+	}
+	for k := range p.dst {
+		if overlaps(p.dst[k:k+1], p.dst[k+1:]) {
+			return nil
+		}
+	}
+	var data []byte
+	for _, s := range p.src {
+		data = append(data, before[s.m][s.off:s.off+s.n]...)
+	}
+	after := make(map[*fuzzLMR][]byte, len(before))
+	for m, b := range before {
+		after[m] = b
+	}
+	for _, d := range p.dst {
+		if len(data) == 0 {
+			break
+		}
+		b := bytes.Clone(after[d.m])
+		k := copy(b[d.off:d.off+d.n], data)
+		data = data[k:]
+		after[d.m] = b
+	}
+	return after
+}
+
+// count records what a post call did.
+func (e *fuzzEnv) count(n int, err error) {
+	e.stats.posted += n
+	if err != nil {
+		e.stats.refused++
+	}
+}
+
+// verify compares the memory of every LMR with want.
+func (e *fuzzEnv) verify(t *testing.T, want map[*fuzzLMR][]byte) {
+	t.Helper()
+	e.stats.verified++
+	for _, m := range e.all {
+		got := m.l.Bytes()
+		if w := want[m]; !bytes.Equal(got, w) {
+			k := 0
+			for k < len(got) && got[k] == w[k] {
+				k++
+			}
+			t.Fatalf("the %s differs from the expected contents from offset %d (of %d): got %#x, want %#x",
+				m.name, k, len(got), got[k:min(k+16, len(got))], w[k:min(k+16, len(w))])
+		}
+	}
+}
+
+// peerRange is the segment of side i's peer LMR that remote names.
+func (e *fuzzEnv) peerRange(i int, remote RMRTriplet, n uint64) []segRange {
+	m := e.lmrs[e.side(1-i).lmr.Context()]
+	return []segRange{{m, remote.VirtualAddress - m.va, n}}
+}
+
+// trim cuts segments to n bytes in order, as an RDMA read or a receive
+// fills them.
+func trim(segs []segRange, n uint64) []segRange {
+	var out []segRange
+	for _, s := range segs {
+		if n == 0 {
+			break
+		}
+		s.n = min(s.n, n)
+		n -= s.n
+		out = append(out, s)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Device fuzzing: running an input
+
+// waitDTOEvent waits until deadline for a DTO completion on evd.
+func waitDTOEvent(t *testing.T, evd *EVD, deadline time.Time, what string) DTOCompletionData {
+	t.Helper()
+	left := time.Until(deadline)
+	if left < time.Millisecond {
+		left = time.Millisecond
+	}
+	ev, _, err := evd.Wait(Timeout(left/time.Microsecond), 1)
+	require.NoError(t, err, "waiting for the completion of %s", what)
+	require.Equal(t, EventDTOCompletion, ev.Number, "waiting for the completion of %s", what)
+	return ev.DTO
+}
+
+// runRequests posts the requests reqs, with remoteOK telling which name a
+// valid remote buffer, from side i with post, and checks the result and
+// the completions.
+func (e *fuzzEnv) runRequests(t *testing.T, call string, i int, reqs []Request, remoteOK []bool, post func() (int, error)) {
+	t.Helper()
+	s, peer := e.side(i), e.side(1-i)
+	dtos := make([]fuzzDTO, len(reqs))
+	for k, r := range reqs {
+		dtos[k] = e.modelRequest(i, r, remoteOK[k])
+	}
+	// The memory of a single valid DTO is checked.
+	var want map[*fuzzLMR][]byte
+	if len(dtos) == 1 && dtos[0].viol == 0 && dtos[0].expectOK {
+		x := dtos[0]
+		var p memPlan
+		switch x.op {
+		case DTOSend:
+			sink := e.lmrs[e.sink[1-i].Context()]
+			p = memPlan{src: x.segs, dst: []segRange{{sink, 0, x.length}}}
+		case DTORDMAWrite:
+			p = memPlan{src: x.segs, dst: e.peerRange(i, x.remote, x.length)}
+		case DTORDMARead:
+			p = memPlan{src: e.peerRange(i, x.remote, x.length), dst: trim(x.segs, x.length)}
+		}
+		want = p.expect(e.snapshot())
+	}
+
+	n, err := post()
+	checkPosted(t, call, dtos, n, err)
+	e.count(n, err)
+	posted := dtos[:n]
+	if n == 0 {
+		return
+	}
+	deadline := time.Now().Add(fuzzWait)
+	// A successful suppressed or unsignalled request reports nothing: a
+	// signalled zero-length RDMA write behind them shows they are done.
+	for _, x := range posted {
+		if !x.signaled {
+			marker := posted[0].cookie - 1
+			require.NoError(t, s.ep.PostRDMAWrite(nil, marker, peer.lmr.RMRTriplet(0, 0), CompletionDefault))
+			posted = append(posted, fuzzDTO{op: DTORDMAWrite, cookie: marker, signaled: true, expectOK: true})
+			break
+		}
+	}
+	failed := e.await(t, s.req, s.ep, posted, deadline)
+	if failed {
+		e.broken = true // rebuilt before the next input
+		e.stats.failed++
+		return
+	}
+	// Each send took one of the peer's sink receives.
+	sends := 0
+	for _, x := range posted {
+		if x.op == DTOSend {
+			d := waitDTOEvent(t, peer.recv, deadline, "the receive of a send")
+			require.Equal(t, DTOReceive, d.Op)
+			require.Equal(t, DTOSuccess, d.Status, "the receive of send %#x", x.cookie)
+			require.Equal(t, x.length, d.TransferredLength, "the receive of send %#x", x.cookie)
+			require.Same(t, peer.ep, d.EP)
+			sends++
+		}
+	}
+	if sends > 0 {
+		e.postSinks(t, 1-i, sends)
+	}
+	if want != nil {
+		e.verify(t, want)
+	}
+}
+
+// await takes the completions of posted (in posting order, cookies all
+// different) from evd: one for each signalled DTO, in order, and none for
+// an unsignalled one that succeeded. It stops at the first failed DTO (a
+// failure breaks the connection and flushes the rest, in an order the
+// model does not predict) and reports whether there was one.
+func (e *fuzzEnv) await(t *testing.T, evd *EVD, ep *EP, posted []fuzzDTO, deadline time.Time) (failed bool) {
+	t.Helper()
+	mayFail := false
+	for _, x := range posted {
+		mayFail = mayFail || !x.expectOK
+	}
+	last := -1
+	for {
+		pending := -1
+		for k := last + 1; k < len(posted); k++ {
+			if posted[k].signaled {
+				pending = k
+				break
+			}
+		}
+		if pending < 0 {
+			return false
+		}
+		d := waitDTOEvent(t, evd, deadline, fmt.Sprintf("DTO %d (cookie %#x)", pending, posted[pending].cookie))
+		k := 0
+		for k < len(posted) && posted[k].cookie != d.Cookie {
+			k++
+		}
+		require.Less(t, k, len(posted), "a completion with cookie %#x, which no DTO posted has: %+v", d.Cookie, d)
+		x := posted[k]
+		require.Same(t, ep, d.EP, "cookie %#x", x.cookie)
+		require.Equal(t, x.op, d.Op, "cookie %#x", x.cookie)
+		if d.Status != DTOSuccess {
+			require.True(t, mayFail, "DTO %d (cookie %#x, %v) failed: %v", k, x.cookie, x.op, d.Status)
+			return true
+		}
+		require.Greater(t, k, last, "DTO %d (cookie %#x) completed twice or out of order", k, x.cookie)
+		for j := last + 1; j < k; j++ {
+			require.False(t, posted[j].signaled,
+				"signalled DTO %d (cookie %#x) reported nothing, yet DTO %d after it did", j, posted[j].cookie, k)
+		}
+		require.True(t, x.signaled, "unsignalled DTO %d (cookie %#x) reported its success", k, x.cookie)
+		require.Equal(t, x.length, d.TransferredLength, "DTO %d (cookie %#x)", k, x.cookie)
+		last = k
+	}
+}
+
+// runRecvs posts the receives recvs to side i's EP (or to the SRQ) with
+// post, then makes the peer send one message into each posted one, of at
+// most msg bytes, and checks the completions.
+func (e *fuzzEnv) runRecvs(t *testing.T, call string, i int, srq bool, recvs []Recv, msg uint16, post func() (int, error)) {
+	t.Helper()
+	s, peer := e.side(i), e.side(1-i)
+	dtos := make([]fuzzDTO, len(recvs))
+	for k, rv := range recvs {
+		dtos[k] = e.modelRecv(i, rv, srq)
+	}
+	n, err := post()
+	checkPosted(t, call, dtos, n, err)
+	e.count(n, err)
+	if n == 0 {
+		return
+	}
+	posted := dtos[:n]
+	// The message sizes: what the receive holds, up to msg bytes (over an
+	// SRQ, any message may land in any of the posted receives).
+	size := make([]uint64, n)
+	least := posted[0].length
+	for _, x := range posted {
+		least = min(least, x.length)
+	}
+	for k, x := range posted {
+		size[k] = min(x.length, uint64(msg), fuzzLMRSize)
+		if srq {
+			size[k] = min(least, uint64(msg), fuzzLMRSize)
+		}
+	}
+	src := e.lmrs[peer.lmr.Context()]
+	var want map[*fuzzLMR][]byte
+	if n == 1 {
+		want = memPlan{src: []segRange{{src, 0, size[0]}}, dst: trim(posted[0].segs, size[0])}.expect(e.snapshot())
+	}
+	deadline := time.Now().Add(fuzzWait)
+	for k := range n {
+		require.NoError(t, peer.ep.PostSend([]LMRTriplet{peer.lmr.Triplet(0, int(size[k]))}, fuzzSendBase+uint64(k), CompletionDefault))
+	}
+	for k := range n {
+		d := waitDTOEvent(t, peer.req, deadline, "the peer's send")
+		require.Equal(t, DTOSuccess, d.Status, "the peer's send into receive %#x", posted[k].cookie)
+		require.Equal(t, fuzzSendBase+uint64(k), d.Cookie)
+	}
+	got := make([]uint64, n)
+	for k := range n {
+		d := waitDTOEvent(t, s.recv, deadline, fmt.Sprintf("receive %d", k))
+		require.Equal(t, DTOReceive, d.Op)
+		require.Equal(t, DTOSuccess, d.Status, "receive %#x", d.Cookie)
+		require.Same(t, s.ep, d.EP)
+		require.Equal(t, size[k], d.TransferredLength, "receive %#x", d.Cookie)
+		got[k] = d.Cookie
+	}
+	cookies := make([]uint64, n)
+	for k, x := range posted {
+		cookies[k] = x.cookie
+	}
+	if srq {
+		require.ElementsMatch(t, cookies, got, "each posted receive completes once")
+	} else {
+		require.Equal(t, cookies, got, "the receives complete once each, in order")
+	}
+	if want != nil {
+		e.verify(t, want)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Device targets
+
+// requestSeed is the seed of a single-request target: cookie, flags, poster
+// side, remote (mode, offset, length), I/O vector.
+type requestSeed struct {
+	cookie      uint64
+	flags, side uint8
+	rmode       uint8
+	roff, rlen  uint32
+	iov         []byte
+}
+
+var requestSeeds = []requestSeed{
+	{1, 0, 0, 0, 0, 64, iovSeed(sOwn(0, 64))},
+	{2, 0, 1, 0, 128, 4096, iovSeed(sOwn(128, 4096))},
+	{3, 0, 0, 0, 0, 0, iovSeed()},
+	{4, 0, 1, 0, 0, 0, []byte{0, 0}},
+	{^uint64(0), 0, 0, 0, 100, 300, iovSeed(sOwn(0, 100), sOwn(1000, 100), sOwn(5000, 100))},
+	{5, 0, 1, 0, 0, 1 << 16, iovSeed(sWhole())},
+	{6, 0, 0, 0, 0, 1 << 16, iovSeed(sWhole(), sWhole(), sWhole(), sWhole(), sWhole())},
+	{7, 0, 1, 0, 0, 8, iovSeed(sOther(otherPeer, 8, 8))},
+	{8, 0, 0, 0, 0, 8, iovSeed(sOther(otherRO, 0, 8))},
+	{9, 0, 1, 0, 0, 8, iovSeed(sOther(otherWO, 0, 8))},
+	{10, 0, 0, 0, 0, 8, iovSeed(sOther(otherNone, 0, 8))},
+	{11, 0, 1, 0, 0, 8, iovSeed(sOther(otherForeign, 0, 8))},
+	{12, 0, 0, 0, 0, 8, iovSeed(sOther(otherStale, 0, 8))},
+	{13, 0, 1, 0, 0, 8, iovSeed(sOther(otherSink, 0, 8))},
+	{14, 0, 0, 0, 0, 8, iovSeed(sRaw(-1, 8))},
+	{15, 0, 1, 0, 0, 8, iovSeed(sRaw(fuzzLMRSize-4, 8))},
+	{16, 0, 0, 0, 0, 8, iovSeed(sRaw(fuzzLMRSize, 1))},
+	{17, 0, 1, 0, 0, 8, iovSeed(sRaw(8, 0xFFFFFFFF))},
+	{18, 0, 0, 0, 0, 8, iovSeed(sAny(0xFFFFFFFFFFFFFFF0, 0x20, 0))},
+	{19, 0, 1, 0, 0, 8, iovSeed(sAny(0, 8, 0xFFFFFFFF))},
+	{20, 0, 0, 0, 0, 8, iovSeed(sZero(0xDEAD, 0xBEEF), sOwn(0, 8), sZero(0, 0))},
+	{21, uint8(CompletionSuppress), 0, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{22, uint8(CompletionSuppress), 1, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{23, uint8(CompletionUnsignalled), 0, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{24, uint8(CompletionUnsignalled), 1, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{25, uint8(CompletionSolicitedWait), 0, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{26, uint8(CompletionBarrierFence), 1, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{27, uint8(CompletionEVDThreshold), 0, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{28, 0xFF, 1, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{29, uint8(validFlags), 0, 0, 0, 16, iovSeed(sOwn(0, 16))},
+	{30, 0, 1, 0, 0, 4, iovSeed(sOwn(0, 8))},
+	{31, 0, 0, 0, 0, 8, iovSeed(sOwn(0, 4))},
+	{32, 0, 1, 0, 60000, 60000, iovSeed(sOwn(0, 60000), sOwn(0, 60000))},
+}
+
+// Raw remote buffers: a made-up rmr_context, an offset outside the peer's
+// LMR. The DTO then fails at the peer, and the connection is rebuilt.
+var requestSeedsRemote = []requestSeed{
+	{40, 0, 0, 0x2F, 0, 8, iovSeed(sOwn(0, 8))},
+	{41, 0, 1, 0x0F, fuzzLMRSize, 8, iovSeed(sOwn(0, 8))},
+	{42, uint8(CompletionUnsignalled), 0, 0x0F, 0xFFFFFFF0, 8, iovSeed(sOwn(0, 8))},
+}
+
+func addRequestSeeds(f *testing.F, remote bool) {
+	seeds := requestSeeds
+	if remote {
+		seeds = append(seeds[:len(seeds):len(seeds)], requestSeedsRemote...)
+	}
+	for _, s := range seeds {
+		f.Add(s.cookie, s.flags, s.side, s.rmode, s.roff, s.rlen, s.iov)
+	}
+}
+
+// fuzzRequest is the body of the single-request targets.
+func fuzzRequest(f *testing.F, op DTOOp) {
+	h := newFuzzHolder(f, fuzzEnvOpts{sinks: op == DTOSend})
+	addRequestSeeds(f, op != DTOSend)
+	f.Fuzz(func(t *testing.T, cookie uint64, flags, side, rmode uint8, roff, rlen uint32, iovData []byte) {
+		e := h.get(t)
+		i := int(side & 1)
+		a := e.attr[i]
+		limit := map[DTOOp]int{DTOSend: a.MaxRequestIOV, DTORDMAWrite: a.MaxRDMAWriteIOV, DTORDMARead: a.MaxRDMAReadIOV}[op]
+		iov := e.decodeIOV(&fuzzBytes{iovData}, i, limit)
+		r := Request{Op: op, LocalIOV: iov, Cookie: cookie, Flags: CompletionFlags(flags)}
+		remoteOK := true
+		if op != DTOSend {
+			r.Remote, remoteOK = e.decodeRemote(i, rmode, roff, rlen)
+		}
+		ep := e.side(i).ep
+		call := fmt.Sprintf("%v from the %s: %+v", op, sideName(i), r)
+		e.runRequests(t, call, i, []Request{r}, []bool{remoteOK}, func() (int, error) {
+			var err error
+			switch op {
+			case DTOSend:
+				err = ep.PostSend(r.LocalIOV, r.Cookie, r.Flags)
+			case DTORDMAWrite:
+				err = ep.PostRDMAWrite(r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+			case DTORDMARead:
+				err = ep.PostRDMARead(r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+			}
+			if err != nil {
+				return 0, err
+			}
+			return 1, nil
+		})
+	})
+}
+
+func FuzzPostSend(f *testing.F)      { fuzzRequest(f, DTOSend) }
+func FuzzPostRDMAWrite(f *testing.F) { fuzzRequest(f, DTORDMAWrite) }
+func FuzzPostRDMARead(f *testing.F)  { fuzzRequest(f, DTORDMARead) }
+
+// FuzzPostRequests posts batches of up to four sends, RDMA writes, RDMA
+// reads and unknown operations with EP.PostRequests. Each request is
+// [op:u8 flags:u8 rmode:u8 roff:u32 rlen:u32 iov...].
+func FuzzPostRequests(f *testing.F) {
+	h := newFuzzHolder(f, fuzzEnvOpts{sinks: true})
+	req := func(op, flags, rmode uint8, roff, rlen uint32, iov []byte) []byte {
+		return cat([]byte{op, flags, rmode}, le32(roff), le32(rlen), iov)
+	}
+	batch := func(side uint8, reqs ...[]byte) []byte {
+		return cat(append([][]byte{{side, byte(len(reqs))}}, reqs...)...)
+	}
+	own8 := iovSeed(sOwn(0, 8))
+	for k, b := range [][]byte{
+		batch(0),
+		batch(0, req(0, 0, 0, 0, 0, own8)),
+		batch(1, req(0, 0, 0, 0, 0, own8), req(1, 0, 0, 0, 8, own8), req(2, 0, 0, 64, 8, own8)),
+		batch(0, req(0, uint8(CompletionSuppress), 0, 0, 0, own8), req(1, uint8(CompletionUnsignalled), 0, 0, 8, own8),
+			req(2, 0, 0, 0, 8, own8), req(0, 0, 0, 0, 0, iovSeed())),
+		batch(1, req(0, 0, 0, 0, 0, own8), req(0, 0, 0, 0, 0, iovSeed(sOther(otherRO, 0, 8))), req(0, 0, 0, 0, 0, own8)),
+		batch(0, req(1, 0, 0, 0, 8, own8), req(3, 0, 0, 0, 0, cat(le32(uint32(DTOReceive)), own8))),
+		batch(1, req(2, uint8(CompletionSolicitedWait), 0, 0, 8, own8)),
+		batch(0, req(1, 0, 0, 0, 4, own8), req(0, 0, 0, 0, 0, own8)),
+		batch(1, req(0, 0, 0, 0, 0, own8), req(1, 0, 0x2F, 0, 8, own8), req(0, uint8(CompletionSuppress), 0, 0, 0, own8)),
+	} {
+		f.Add(uint64(k)<<32, b)
+	}
+	f.Fuzz(func(t *testing.T, cookie uint64, data []byte) {
+		e := h.get(t)
+		d := &fuzzBytes{data}
+		i := int(d.u8() & 1)
+		a := e.attr[i]
+		n := int(d.u8()) % 5
+		reqs := make([]Request, n)
+		remoteOK := make([]bool, n)
+		for k := range reqs {
+			r := &reqs[k]
+			r.Op = DTOOp(d.u8() % 4)
+			r.Flags = CompletionFlags(d.u8())
+			rmode, roff, rlen := d.u8(), d.u32(), d.u32()
+			if r.Op == 3 {
+				r.Op = DTOOp(d.u32())
+			}
+			limit := a.MaxRequestIOV
+			switch r.Op {
+			case DTORDMAWrite:
+				limit = a.MaxRDMAWriteIOV
+			case DTORDMARead:
+				limit = a.MaxRDMAReadIOV
+			}
+			r.LocalIOV = e.decodeIOV(d, i, limit)
+			r.Cookie = cookie + uint64(k)
+			remoteOK[k] = true
+			if r.Op == DTORDMAWrite || r.Op == DTORDMARead {
+				r.Remote, remoteOK[k] = e.decodeRemote(i, rmode, roff, rlen)
+			}
+		}
+		ep := e.side(i).ep
+		call := fmt.Sprintf("PostRequests from the %s: %+v", sideName(i), reqs)
+		e.runRequests(t, call, i, reqs, remoteOK, func() (int, error) { return ep.PostRequests(reqs) })
+	})
+}
+
+// FuzzPostRecv posts receives with EP.PostRecv or, in batches of up to
+// three, EP.PostRecvs; the peer then sends a message into each.
+// data is [side:u8 batch:u8 per receive: flags:u8 iov...].
+func FuzzPostRecv(f *testing.F) {
+	h := newFuzzHolder(f, fuzzEnvOpts{})
+	rv := func(flags uint8, iov []byte) []byte { return cat([]byte{flags}, iov) }
+	in := func(side, batch uint8, recvs ...[]byte) []byte {
+		return cat(append([][]byte{{side, batch}}, recvs...)...)
+	}
+	for k, s := range []struct {
+		msg  uint16
+		data []byte
+	}{
+		{64, in(0, 0, rv(0, iovSeed(sOwn(0, 64))))},
+		{4096, in(1, 0, rv(0, iovSeed(sOwn(100, 1000), sOwn(3000, 5000))))},
+		{0, in(0, 0, rv(0, iovSeed()))},
+		{9, in(1, 0, rv(0, iovSeed(sOwn(0, 4), sZero(1, 2), sOwn(8, 4), sOwn(16, 4))))},
+		{100, in(0, 0, rv(uint8(CompletionUnsignalled), iovSeed(sOwn(0, 128))))},
+		{100, in(1, 0, rv(uint8(CompletionUnsignalled), iovSeed(sOwn(0, 128))))},
+		{100, in(0, 0, rv(uint8(CompletionSuppress), iovSeed(sOwn(0, 128))))},
+		{100, in(1, 0, rv(0, iovSeed(sOther(otherPeer, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherRO, 0, 128))))},
+		{100, in(1, 0, rv(0, iovSeed(sOther(otherWO, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherForeign, 0, 128))))},
+		{100, in(1, 0, rv(0, iovSeed(sOther(otherStale, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sRaw(-4, 128))))},
+		{100, in(1, 0, rv(0, iovSeed(sAny(1, 1, 1))))},
+		{100, in(0, 0, rv(0, iovSeed(sOwn(0, 8), sOwn(8, 8), sOwn(16, 8))))},
+		{65535, in(1, 0, rv(0, iovSeed(sWhole())))},
+		{32, in(0, 3, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sOwn(64, 32))), rv(0, iovSeed(sOwn(128, 32))))},
+		{32, in(1, 2, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sOther(otherNone, 0, 8))), rv(0, iovSeed(sOwn(0, 32))))},
+	} {
+		f.Add(uint64(k)<<8, s.msg, s.data)
+	}
+	f.Fuzz(func(t *testing.T, cookie uint64, msg uint16, data []byte) {
+		e := h.get(t)
+		d := &fuzzBytes{data}
+		i := int(d.u8() & 1)
+		batch := int(d.u8() % 4) // 0: one PostRecv; else PostRecvs of that many
+		recvs := make([]Recv, max(batch, 1))
+		for k := range recvs {
+			recvs[k].Flags = CompletionFlags(d.u8())
+			recvs[k].LocalIOV = e.decodeIOV(d, i, e.attr[i].MaxRecvIOV)
+			recvs[k].Cookie = cookie + uint64(k)
+		}
+		ep := e.side(i).ep
+		call := fmt.Sprintf("receives on the %s (batch %d): %+v", sideName(i), batch, recvs)
+		e.runRecvs(t, call, i, false, recvs, msg, func() (int, error) {
+			if batch == 0 {
+				if err := ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags); err != nil {
+					return 0, err
+				}
+				return 1, nil
+			}
+			return ep.PostRecvs(recvs)
+		})
+	})
+}
+
+// FuzzSRQPostRecv posts receives to the SRQ of the server EP with
+// SRQ.PostRecv or SRQ.PostRecvs, or to that EP itself (refused); the client
+// then sends a message into each. data is [mode:u8 batch:u8 per receive:
+// flags:u8 iov...].
+func FuzzSRQPostRecv(f *testing.F) {
+	h := newFuzzHolder(f, fuzzEnvOpts{srq: true})
+	rv := func(flags uint8, iov []byte) []byte { return cat([]byte{flags}, iov) }
+	in := func(mode, batch uint8, recvs ...[]byte) []byte {
+		return cat(append([][]byte{{mode, batch}}, recvs...)...)
+	}
+	for k, s := range []struct {
+		msg  uint16
+		data []byte
+	}{
+		{64, in(0, 0, rv(0, iovSeed(sOwn(0, 64))))},
+		{0, in(0, 0, rv(0, iovSeed()))},
+		{1000, in(0, 0, rv(0, iovSeed(sOwn(0, 100), sOwn(200, 100), sOwn(400, 1000))))},
+		{1000, in(0, 0, rv(0, iovSeed(sOwn(0, 100), sOwn(200, 100), sOwn(400, 100), sOwn(800, 100))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherPeer, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherRO, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherForeign, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sOther(otherStale, 0, 128))))},
+		{100, in(0, 0, rv(0, iovSeed(sRaw(fuzzLMRSize-64, 128))))},
+		{100, in(1, 1, rv(uint8(CompletionUnsignalled), iovSeed(sOwn(0, 128))))},
+		{32, in(1, 3, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sOwn(64, 64))), rv(0, iovSeed(sOwn(256, 48))))},
+		{32, in(1, 3, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sAny(0, 8, 0))), rv(0, iovSeed(sOwn(256, 48))))},
+		{32, in(2, 0, rv(0, iovSeed(sOwn(0, 32))))},
+		{32, in(2, 0, rv(0xFF, iovSeed(sOwn(0, 32))))},
+	} {
+		f.Add(uint64(k)<<8, s.msg, s.data)
+	}
+	f.Fuzz(func(t *testing.T, cookie uint64, msg uint16, data []byte) {
+		e := h.get(t)
+		d := &fuzzBytes{data}
+		mode := d.u8() % 3 // SRQ.PostRecv, SRQ.PostRecvs, the server EP's PostRecv
+		batch := int(d.u8()%3) + 1
+		if mode != 1 {
+			batch = 1
+		}
+		limit := e.srqIOV
+		if mode == 2 {
+			limit = e.attr[1].MaxRecvIOV
+		}
+		recvs := make([]Recv, batch)
+		for k := range recvs {
+			recvs[k].Flags = CompletionFlags(d.u8())
+			if mode == 0 {
+				recvs[k].Flags = CompletionDefault // SRQ.PostRecv takes none
+			}
+			recvs[k].LocalIOV = e.decodeIOV(d, 1, limit)
+			recvs[k].Cookie = cookie + uint64(k)
+		}
+		call := fmt.Sprintf("SRQ receives (mode %d): %+v", mode, recvs)
+		e.runRecvs(t, call, 1, mode != 2, recvs, msg, func() (int, error) {
+			switch mode {
+			case 0:
+				if err := e.srq.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie); err != nil {
+					return 0, err
+				}
+				return 1, nil
+			case 1:
+				return e.srq.PostRecvs(recvs)
+			}
+			if err := e.side(1).ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags); err != nil {
+				return 0, err
+			}
+			return 1, nil
+		})
+	})
+}
