@@ -22,18 +22,46 @@
 // Posting checks what the man pages promise at post time and the C
 // reference leaves to the hardware: segments inside their LMR, LMR and EP in
 // the same PZ, the local read or write privilege, enough room for an RDMA
-// read, the number of segments, the completion flags. Nothing is posted when
-// a check fails. Every posted DTO produces exactly one completion event,
-// except a successful send, RDMA read or RDMA write posted with
-// CompletionSuppress or CompletionUnsignalled, which produces none (the
-// work request is posted unsignalled, as in the C reference, and its slot is
-// reclaimed when a later completion of the same queue arrives; post a
-// signalled DTO now and then so the queue does not fill up). Receives always
-// complete with an event. Sends and RDMA are valid on a
-// CONNECTED or DISCONNECTED EP, receives in every state; on a DISCONNECTED
-// EP a DTO completes at once as flushed. Any completion error other than a
-// flush breaks the connection: the EP becomes DISCONNECTED and
-// EventConnectionBroken arrives on its connect EVD.
+// read, the number of segments, the completion flags, the device's largest
+// message. Nothing is posted when a check fails. Sends and RDMA are valid on
+// a CONNECTED or DISCONNECTED EP, receives in every state. Any completion
+// error other than a flush breaks the connection: the EP becomes
+// DISCONNECTED and EventConnectionBroken arrives on its connect EVD.
+//
+// # Completions
+//
+// Every posted DTO completes exactly once, with the status it really had,
+// flushed if it must:
+//
+//   - A successful send, RDMA read or RDMA write posted with
+//     CompletionSuppress or CompletionUnsignalled produces no event (the
+//     work request is posted unsignalled, as in the C reference). It counts
+//     as in progress (EP.GetStatus, LMR.Free) until the queue shows it
+//     done: a later completion of the same queue, or the flush that a
+//     disconnect brings (post a signalled DTO now and then so the queue
+//     does not fill up). Every other DTO produces one event.
+//   - The completions of one queue are reported in posting order. On a
+//     DISCONNECTED EP a new DTO completes at once as flushed, but after the
+//     flushes of the DTOs posted before it on the same queue.
+//   - An EVD never loses a completion: the CQ behind it has room for every
+//     DTO its EPs (and their SRQs) can have outstanding, whatever its qlen;
+//     completions the event queue has no room for wait there until Dequeue
+//     or Wait takes them. An EP that a CQ of the device cannot cover is
+//     refused with DAT_INSUFFICIENT_RESOURCES (see cqsize.go). The C
+//     reference sizes the CQ to qlen and drops what overflows.
+//   - A DTO stops using its LMRs when the device completes it, dequeued or
+//     not: LMR.Free and EP.GetStatus take in the completions waiting in the
+//     device first, and LMR.Free waits briefly for the flushes of
+//     DISCONNECTED EPs.
+//   - A waiter wakes for every completion except the non-solicited
+//     receives of an EP whose RecvCompletionFlags is
+//     CompletionSolicitedWait: those are queued without waking it, until a
+//     solicited receive, an error, or any other event arrives (their
+//     receive queue completes into a CQ of its own, armed for solicited
+//     completions only). The C reference arms the whole CQ for solicited
+//     completions, or, in the OFA DAPL 2.x releases, ignores the flag.
+//   - A call that races the Free of its object either comes first or fails
+//     with DAT_INVALID_HANDLE and the object's subtype.
 //
 // Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch
 // of DTOs with one call into the provider (one cgo crossing, and on

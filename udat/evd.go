@@ -47,8 +47,9 @@ const validEVDFlags = EVDSoftwareFlag | EVDCRFlag | EVDDTOFlag | EVDConnectionFl
 // CreateEVD creates an Event Dispatcher with room for at least qlen events
 // (dat_evd_create). flags combine EVDDTOFlag, EVDConnectionFlag, EVDCRFlag,
 // EVDRMRBindFlag and EVDSoftwareFlag. The IA has one asynchronous EVD of its
-// own (AsyncEVD); EVDAsyncFlag is refused here. CNOs are not supported: the
-// Go form takes no cno_handle.
+// own (AsyncEVD); EVDAsyncFlag is refused here. The CQ behind a DTO EVD
+// grows as EPs use it, so that no completion is lost (see cqsize.go). CNOs
+// are not supported: the Go form takes no cno_handle.
 func (ia *IA) CreateEVD(qlen int, flags EVDFlags) (*EVD, error) {
 	const op = "dat_evd_create"
 	if err := ia.check(op); err != nil {
@@ -400,7 +401,9 @@ func (e *EVD) PostSE(ev Event) error {
 }
 
 // Resize changes the number of events the EVD holds (dat_evd_resize). It
-// fails with DAT_INVALID_STATE if more events than qlen are queued.
+// fails with DAT_INVALID_STATE if more events than qlen are queued. The CQ
+// behind the EVD keeps room for every DTO its EPs can have outstanding,
+// whatever qlen (see cqsize.go).
 func (e *EVD) Resize(qlen int) error {
 	const op = "dat_evd_resize"
 	if err := e.check(op); err != nil {
