@@ -406,7 +406,8 @@ func (ep *EP) reap() {
 }
 
 // RecvQuery reports the receive buffers of the EP (dat_ep_recv_query):
-// nbufsAllocated is the number of receives posted and not completed, and
+// nbufsAllocated is the number of receives posted and not completed by the
+// device (dequeued or not), and
 // bufsAllocSpan their total length. For an EP that uses an SRQ the numbers
 // are not known and both are ValueUnknown.
 func (ep *EP) RecvQuery() (nbufsAllocated, bufsAllocSpan int, err error) {
@@ -416,6 +417,7 @@ func (ep *EP) RecvQuery() (nbufsAllocated, bufsAllocSpan int, err error) {
 	if ep.srq != nil {
 		return int(ValueUnknown), int(ValueUnknown), nil
 	}
+	ep.reap()
 	ep.rq.mu.Lock()
 	defer ep.rq.mu.Unlock()
 	for q := ep.rq.head; q != ep.rq.tail; q++ {

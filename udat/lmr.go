@@ -255,8 +255,8 @@ func (l *LMR) Free() error {
 	if err := l.check(op); err != nil {
 		return err
 	}
-	if l.inflight.Load() != 0 {
-		l.ia.settle(l)
+	if l.inflight.Load() != 0 || l.rmrs.Load() != 0 {
+		l.ia.settle(l) // a flushed bind releases its RMR's hold too
 	}
 	if !l.freed.CompareAndSwap(false, true) {
 		return badHandle(op, HandleTypeLMR)
