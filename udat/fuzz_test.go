@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"math/bits"
 	"net"
@@ -461,10 +462,15 @@ type fuzzStats struct {
 }
 
 // newFuzzHolder marks f as a device test and returns the holder of its
-// connection, which is closed when f ends.
+// connection, which is closed when f ends. The connection is opened here,
+// so that a missing device fails f once, except in the fuzzing coordinator,
+// which runs no inputs itself.
 func newFuzzHolder(f *testing.F, o fuzzEnvOpts) *fuzzHolder {
 	devtest.Require(f)
 	h := &fuzzHolder{opts: o}
+	if !fuzzCoordinator() {
+		h.open(f)
+	}
 	f.Cleanup(func() {
 		if h.env != nil {
 			h.env.close()
@@ -509,10 +515,7 @@ func (h *fuzzHolder) get(t *testing.T) *fuzzEnv {
 		h.stats.rebuilds++
 	}
 	if h.env == nil {
-		connQualSeq.Store(fuzzConnQualBase + h.n%20)
-		h.n++
-		h.env = openFuzzEnv(t, h.opts)
-		h.env.stats = &h.stats
+		h.open(t)
 		return h.env
 	}
 	// Nothing may be left over from the last input.
@@ -527,9 +530,24 @@ func (h *fuzzHolder) get(t *testing.T) *fuzzEnv {
 	return e
 }
 
+func (h *fuzzHolder) open(t testing.TB) {
+	t.Helper()
+	connQualSeq.Store(fuzzConnQualBase + h.n%20)
+	h.n++
+	h.env = openFuzzEnv(t, h.opts)
+	h.env.stats = &h.stats
+}
+
+// fuzzCoordinator reports whether this process coordinates fuzzing workers
+// (go test -fuzz) rather than running inputs.
+func fuzzCoordinator() bool {
+	fz, w := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
+	return fz != nil && fz.Value.String() != "" && (w == nil || w.Value.String() != "true")
+}
+
 func sideName(i int) string { return [2]string{"client", "server"}[i] }
 
-func openFuzzEnv(t *testing.T, o fuzzEnvOpts) *fuzzEnv {
+func openFuzzEnv(t testing.TB, o fuzzEnvOpts) *fuzzEnv {
 	t.Helper()
 	dev := devtest.Device()
 	ia, err := OpenIA(dev, 32)
@@ -651,7 +669,7 @@ func (e *fuzzEnv) side(i int) *side {
 }
 
 // postSinks posts n receives of side i's whole sink.
-func (e *fuzzEnv) postSinks(t *testing.T, i, n int) {
+func (e *fuzzEnv) postSinks(t testing.TB, i, n int) {
 	t.Helper()
 	s := e.side(i)
 	for k := range n {
