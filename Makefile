@@ -3,6 +3,7 @@
 #   make demo    run udattest (server and client) over Soft-RoCE inside the test VM
 #   make test    host unit tests, then every test inside the Soft-RoCE VM
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
+#   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -48,3 +49,61 @@ bench: deps
 
 clean:
 	rm -rf $(BIN)
+
+# Fuzzing: `make fuzz` runs each fuzz target of udat/fuzz_test.go for
+# FUZZTIME, the host ones with go test -fuzz on this host, the device ones in
+# one boot of the Soft-RoCE VM. (go test -fuzz -exec works, but in the VM the
+# package's testdata/ and the host's GOCACHE are read-only, so a crasher would
+# be lost: the instrumented test binary runs there from a copy of the
+# package directory under FUZZDIR instead.) It prints each target's execs; a
+# crasher is copied to udat/testdata/fuzz/TARGET/, where every later go test
+# runs it, and fails the run. The seeds alone run in every make test.
+FUZZTIME ?= 60s
+FUZZDIR  ?= /tmp/udapl-fuzz
+FUZZ_HOST_TARGETS   := FuzzParseDatConf FuzzStrerror FuzzOpenIAName
+FUZZ_DEVICE_TARGETS := FuzzPostSend FuzzPostRDMAWrite FuzzPostRDMARead FuzzPostRequests FuzzPostRecv FuzzSRQPostRecv
+
+.PHONY: fuzz
+fuzz: SHELL := /bin/bash
+fuzz: deps
+	@set -uo pipefail; \
+	case "$(FUZZDIR)" in /tmp/*) ;; *) echo "FUZZDIR must be under /tmp (the VM writes there)"; exit 2;; esac; \
+	rm -rf $(FUZZDIR)/work $(FUZZDIR)/log; mkdir -p $(FUZZDIR)/work/udat $(FUZZDIR)/log $(FUZZDIR)/cache; \
+	find udat/testdata/fuzz -type f 2>/dev/null | sort >$(FUZZDIR)/log/crashers.before; \
+	for t in $(FUZZ_HOST_TARGETS); do \
+		echo "== $$t (host, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./udat/ 2>&1 | tee $(FUZZDIR)/log/$$t.log; \
+		echo $$? >$(FUZZDIR)/log/$$t.rc; \
+	done; \
+	echo "== building the instrumented test binary for the VM"; \
+	$(GO) test -c -fuzz=. -o $(FUZZDIR)/udat.test ./udat/ || exit 1; \
+	if [ -d udat/testdata/fuzz ]; then mkdir -p $(FUZZDIR)/work/udat/testdata && cp -r udat/testdata/fuzz $(FUZZDIR)/work/udat/testdata/; fi; \
+	ln -sfn $(CURDIR)/testdata $(FUZZDIR)/work/testdata; \
+	(cd $(FUZZDIR)/work/udat && $(VMEXEC) bash -c ' \
+		bin=$$1 time=$$2 cache=$$3 log=$$4; shift 4; \
+		for t in "$$@"; do \
+			echo "== $$t (VM, $$time)"; \
+			"$$bin" -test.run="^$$" -test.fuzz="^$$t\$$" -test.fuzztime="$$time" -test.fuzzcachedir="$$cache" \
+				-test.parallel=1 2>&1 | tee "$$log/$$t.log"; \
+			echo $${PIPESTATUS[0]} >"$$log/$$t.rc"; \
+		done' fuzz $(FUZZDIR)/udat.test $(FUZZTIME) $(FUZZDIR)/cache $(FUZZDIR)/log $(FUZZ_DEVICE_TARGETS)); \
+	for f in $$(cd $(FUZZDIR)/work/udat && find testdata/fuzz -type f 2>/dev/null); do \
+		[ -e udat/$$f ] || { mkdir -p udat/$$(dirname $$f) && cp $(FUZZDIR)/work/udat/$$f udat/$$f; }; \
+	done; \
+	find udat/testdata/fuzz -type f 2>/dev/null | sort | comm -13 $(FUZZDIR)/log/crashers.before - >$(FUZZDIR)/log/crashers.new; \
+	echo "== fuzz summary (FUZZTIME=$(FUZZTIME); logs in $(FUZZDIR)/log)"; \
+	fail=0; \
+	for t in $(FUZZ_HOST_TARGETS) $(FUZZ_DEVICE_TARGETS); do \
+		rc=$$(cat $(FUZZDIR)/log/$$t.rc 2>/dev/null || echo 1); \
+		execs=$$(grep -o 'execs: [0-9]*' $(FUZZDIR)/log/$$t.log 2>/dev/null | tail -n1 | tr -dc 0-9); \
+		crash=$$(grep "/$$t/" $(FUZZDIR)/log/crashers.new); \
+		if [ -n "$$crash" ]; then res="FAIL, crasher $$crash"; fail=1; \
+		elif [ "$$rc" = 0 ]; then res=ok; \
+		elif [ "$$(grep -c -- '--- FAIL' $(FUZZDIR)/log/$$t.log)" = 1 ] && \
+			[ "$$(grep -A1 -- "^--- FAIL: $$t (" $(FUZZDIR)/log/$$t.log | tail -n1)" = "    context deadline exceeded" ]; then \
+			res="ok (spurious 'context deadline exceeded' at the end: go.dev/issue/75804)"; \
+		else res="FAIL (exit $$rc)"; fail=1; fi; \
+		printf '%-20s %10s execs  %s\n' $$t "$${execs:-0}" "$$res"; \
+	done; \
+	for f in $$(cat $(FUZZDIR)/log/crashers.new); do echo "-- $$f:"; cat $$f; echo; done; \
+	exit $$fail
