@@ -60,6 +60,10 @@ clean:
 # runs it, and fails the run. The seeds alone run in every make test.
 FUZZTIME ?= 60s
 FUZZDIR  ?= /tmp/udapl-fuzz
+# Each new interesting input is minimized first, for up to this long, while
+# the worker fuzzes nothing else (Go's default, 60s, can take most of a short
+# run in the emulated VM).
+FUZZMINIMIZETIME ?= 5s
 FUZZ_HOST_TARGETS   := FuzzParseDatConf FuzzStrerror FuzzOpenIAName
 FUZZ_DEVICE_TARGETS := FuzzPostSend FuzzPostRDMAWrite FuzzPostRDMARead FuzzPostRequests FuzzPostRecv FuzzSRQPostRecv
 
@@ -72,7 +76,8 @@ fuzz: deps
 	find udat/testdata/fuzz -type f 2>/dev/null | sort >$(FUZZDIR)/log/crashers.before; \
 	for t in $(FUZZ_HOST_TARGETS); do \
 		echo "== $$t (host, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./udat/ 2>&1 | tee $(FUZZDIR)/log/$$t.log; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./udat/ 2>&1 | \
+			tee $(FUZZDIR)/log/$$t.log; \
 		echo $$? >$(FUZZDIR)/log/$$t.rc; \
 	done; \
 	echo "== building the instrumented test binary for the VM"; \
@@ -80,13 +85,14 @@ fuzz: deps
 	if [ -d udat/testdata/fuzz ]; then mkdir -p $(FUZZDIR)/work/udat/testdata && cp -r udat/testdata/fuzz $(FUZZDIR)/work/udat/testdata/; fi; \
 	ln -sfn $(CURDIR)/testdata $(FUZZDIR)/work/testdata; \
 	(cd $(FUZZDIR)/work/udat && $(VMEXEC) bash -c ' \
-		bin=$$1 time=$$2 cache=$$3 log=$$4; shift 4; \
+		bin=$$1 time=$$2 mintime=$$3 cache=$$4 log=$$5; shift 5; \
 		for t in "$$@"; do \
 			echo "== $$t (VM, $$time)"; \
-			"$$bin" -test.run="^$$" -test.fuzz="^$$t\$$" -test.fuzztime="$$time" -test.fuzzcachedir="$$cache" \
-				-test.parallel=1 2>&1 | tee "$$log/$$t.log"; \
+			"$$bin" -test.run="^$$" -test.fuzz="^$$t\$$" -test.fuzztime="$$time" -test.fuzzminimizetime="$$mintime" \
+				-test.fuzzcachedir="$$cache" -test.parallel=1 2>&1 | tee "$$log/$$t.log"; \
 			echo $${PIPESTATUS[0]} >"$$log/$$t.rc"; \
-		done' fuzz $(FUZZDIR)/udat.test $(FUZZTIME) $(FUZZDIR)/cache $(FUZZDIR)/log $(FUZZ_DEVICE_TARGETS)); \
+		done' fuzz $(FUZZDIR)/udat.test $(FUZZTIME) $(FUZZMINIMIZETIME) $(FUZZDIR)/cache $(FUZZDIR)/log \
+		$(FUZZ_DEVICE_TARGETS)); \
 	for f in $$(cd $(FUZZDIR)/work/udat && find testdata/fuzz -type f 2>/dev/null); do \
 		[ -e udat/$$f ] || { mkdir -p udat/$$(dirname $$f) && cp $(FUZZDIR)/work/udat/$$f udat/$$f; }; \
 	done; \
