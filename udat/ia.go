@@ -1,6 +1,7 @@
 package udat
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"net/netip"
@@ -51,11 +52,16 @@ type IA struct {
 	cmOwners map[*cverbs.CMID]any // rdma_cm id -> *EP, *CR, *PSP or *RSP
 }
 
+// maxAsyncEVDQLen bounds the asynchronous EVD of a device that does not
+// say how large its CQs may be.
+const maxAsyncEVDQLen = 1 << 16
+
 // OpenIA opens an Interface Adapter (dat_ia_open). name is an RDMA device
 // ("rxe0"), the network interface of one ("d0"), or a provider name from the
 // dat.conf file (DAT_OVERRIDE names another file than /etc/dat.conf), whose
 // first IA parameter names the network interface or device. The IA creates
-// its asynchronous EVD with room for asyncEVDQLen events; AsyncEVD returns it.
+// its asynchronous EVD with room for asyncEVDQLen events (at most the
+// device's largest CQ: DAT_INVALID_PARAMETER beyond); AsyncEVD returns it.
 func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	const op = "dat_ia_open"
 	if name == "" {
@@ -99,6 +105,11 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	}
 	if ia.portAttr, err = vctx.QueryPort(port); err != nil {
 		return fail(verbsErr(op, err, InternalError))
+	}
+	// The asynchronous EVD is bounded like any other (its queue is
+	// allocated whole): no larger than the device's largest CQ.
+	if asyncEVDQLen > cmp.Or(ia.devAttr.MaxCQE, maxAsyncEVDQLen) {
+		return fail(newError(op, InvalidParameter|InvalidArg2))
 	}
 	if netdev != "" {
 		ia.addr = ipv4Of(netdev)
