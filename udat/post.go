@@ -275,10 +275,6 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		return 0, badHandle(requestName(reqs[0].Op), HandleTypeEP)
 	}
 	st := ep.getState()
-	// On a DISCONNECTED EP nothing reaches the hardware: each request
-	// completes at once as flushed, directly when the queue is idle, else
-	// behind the DTOs still outstanding.
-	direct := r.idle()
 	k := 0
 	var err error
 	for ; k < len(reqs); k++ {
@@ -292,14 +288,13 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			err = newError(requestOps[req.Op].name, InvalidState|stateSubtype(st))
 			break
 		}
-		if (st == EPStateConnected || !direct) && r.full() {
+		if r.full() {
 			err = newError(requestOps[req.Op].name, InsufficientResources)
 			break
 		}
 		if st == EPStateDisconnected {
-			if !direct {
-				r.reserveFlushed(req.Cookie, req.Op)
-			}
+			// Nothing reaches the hardware: see reportFlushed.
+			r.reserveFlushed(req.Cookie, req.Op)
 			continue
 		}
 		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
@@ -326,15 +321,8 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext}
 	}
 	if st == EPStateDisconnected {
-		// Events are queued without the ring lock (the EVD's lock is
-		// taken before it when completions are polled).
 		r.mu.Unlock()
-		for i := range k {
-			if direct {
-				ep.reqEVD.pushInternal(Event{Number: EventDTOCompletion,
-					DTO: DTOCompletionData{EP: ep, Cookie: reqs[i].Cookie, Status: DTOErrFlushed, Op: reqs[i].Op}})
-			}
-		}
+		ep.reportFlushed(ep.reqEVD, r)
 		return k, err
 	}
 	if k == 0 {
@@ -418,7 +406,6 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 		return 0, badHandle(recvOp, HandleTypeEP)
 	}
 	disconnected := ep.getState() == EPStateDisconnected
-	direct := r.idle() // see postRequests
 	k := 0
 	var err error
 	for ; k < len(recvs); k++ {
@@ -431,14 +418,12 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 		if sge, r.lmrv, total, err = checkIOV(recvOp, ep.ia, ep.pz, rv.LocalIOV, MemPrivLocalWrite, r.sgeSlot(k), r.lmrv); err != nil {
 			break
 		}
-		if (!disconnected || !direct) && r.full() {
+		if r.full() {
 			err = newError(recvOp, InsufficientResources)
 			break
 		}
 		if disconnected {
-			if !direct {
-				r.reserveFlushed(rv.Cookie, DTOReceive)
-			}
+			r.reserveFlushed(rv.Cookie, DTOReceive) // see reportFlushed
 			continue
 		}
 		seq := r.reserve(rv.Cookie, total, DTOReceive, true, r.lmrv)
@@ -451,12 +436,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	}
 	if disconnected {
 		r.mu.Unlock()
-		for i := range k {
-			if direct {
-				ep.recvEVD.pushInternal(Event{Number: EventDTOCompletion,
-					DTO: DTOCompletionData{EP: ep, Cookie: recvs[i].Cookie, Status: DTOErrFlushed, Op: DTOReceive}})
-			}
-		}
+		ep.reportFlushed(ep.recvEVD, r)
 		return k, err
 	}
 	if k == 0 {
@@ -526,6 +506,25 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
 		ep.markBroken()
 	}
+}
+
+// reportFlushed reports the DTOs of queue r that a DISCONNECTED EP
+// completed as flushed when they were posted, on e, the queue's EVD. Only
+// those whose older DTOs have all been reported go now; the others follow
+// the completions they wait for (deliver). The EVD's lock is taken before
+// the ring's, as when completions are polled.
+func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead() {
+		return
+	}
+	r.mu.Lock()
+	for s, ok := r.next(); ok; s, ok = r.next() {
+		e.pushLocked(ep.slotEvent(s))
+	}
+	r.mu.Unlock()
+	e.wakeLocked()
 }
 
 // slotEvent is the event that reports the completion of slot s: a DTO
