@@ -214,13 +214,16 @@ func (r *fifoRing) unreserve() {
 
 // release drops the LMR references of slot i and frees it.
 func (r *fifoRing) release(i int) {
-	s := &r.slots[i]
-	lm := r.lmrs[i*r.maxIOV : i*r.maxIOV+int(s.nlmr)]
+	r.dropLMRs(uint32(i))
+	r.slots[i] = dtoSlot{}
+}
+
+// unref drops the LMR references of a slot.
+func unref(lm []*LMR) {
 	for j, l := range lm {
 		l.inflight.Add(-1)
 		lm[j] = nil
 	}
-	*s = dtoSlot{}
 }
 
 // complete records the work completion of slot seq: its status and the
@@ -252,11 +255,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, xfer uint64) bo
 // dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with.
 func (r *fifoRing) dropLMRs(i uint32) {
 	s := &r.slots[i]
-	lm := r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)]
-	for j, l := range lm {
-		l.inflight.Add(-1)
-		lm[j] = nil
-	}
+	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
 	s.nlmr = 0
 }
 
@@ -374,11 +373,7 @@ func (r *poolRing) reserve(cookie, length uint64, lmrs []*LMR) uint32 {
 
 func (r *poolRing) release(i uint32) {
 	s := &r.slots[i]
-	lm := r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)]
-	for j, l := range lm {
-		l.inflight.Add(-1)
-		lm[j] = nil
-	}
+	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
 	*s = dtoSlot{}
 	r.free = append(r.free, i)
 }

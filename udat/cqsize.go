@@ -117,23 +117,23 @@ func (e *EVD) fitLocked(cq *cverbs.CQ, u *cqUse) error {
 // refit grows the CQs of every EVD whose EPs take receives from srq, after
 // srq grew.
 func (ia *IA) refit(srq *SRQ) error {
-	ia.mu.Lock()
-	evds := make([]*EVD, 0, len(ia.evds))
-	for e := range ia.evds {
-		evds = append(evds, e)
-	}
-	ia.mu.Unlock()
-	for _, e := range evds {
-		e.mu.Lock()
-		var err error
-		for _, sol := range []bool{false, true} {
-			if cq, u := e.cqFor(sol); u.srqs[srq] > 0 && err == nil {
-				err = e.fitLocked(cq, u)
-			}
-		}
-		e.mu.Unlock()
-		if err != nil {
+	for _, e := range children(ia, ia.evds) {
+		if err := e.refit(srq); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// refit grows the EVD's CQs that take receives from srq.
+func (e *EVD) refit(srq *SRQ) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, solicited := range []bool{false, true} {
+		if cq, u := e.cqFor(solicited); u.srqs[srq] > 0 {
+			if err := e.fitLocked(cq, u); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

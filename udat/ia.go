@@ -468,6 +468,13 @@ func (ia *IA) freeChildren() {
 	}
 }
 
+// children returns a snapshot of one of the IA's sets of children.
+func children[K comparable](ia *IA, m map[K]struct{}) []K {
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	return keys(m)
+}
+
 func keys[K comparable](m map[K]struct{}) []K {
 	out := make([]K, 0, len(m))
 	for k := range m {

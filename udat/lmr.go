@@ -291,13 +291,7 @@ func (ia *IA) settle(l *LMR) {
 
 // reap takes in the completions waiting in the device for every EVD.
 func (ia *IA) reap() {
-	ia.mu.Lock()
-	evds := make([]*EVD, 0, len(ia.evds))
-	for e := range ia.evds {
-		evds = append(evds, e)
-	}
-	ia.mu.Unlock()
-	for _, e := range evds {
+	for _, e := range children(ia, ia.evds) {
 		e.reap()
 	}
 }
@@ -305,14 +299,8 @@ func (ia *IA) reap() {
 // flushing reports whether every DTO still using l belongs to a
 // DISCONNECTED EP.
 func (ia *IA) flushing(l *LMR) bool {
-	ia.mu.Lock()
-	eps := make([]*EP, 0, len(ia.eps))
-	for ep := range ia.eps {
-		eps = append(eps, ep)
-	}
-	ia.mu.Unlock()
 	var n int64
-	for _, ep := range eps {
+	for _, ep := range children(ia, ia.eps) {
 		if ep.getState() != EPStateDisconnected {
 			continue
 		}
