@@ -127,7 +127,10 @@ Common options:
   -D IA              IA to open: RDMA device (rxe0), its netdev (d0), or a
                      dat.conf provider name (default $UDAPL_DEVICE or rxe0)
   -p PORT            connection qualifier (port) of the server (default 47811)
-  -timeout DUR       give up on a peer silent this long (default 30s)
+  -timeout DUR       bound on each wait (a connection, a completion, a
+                     message of the peer), not on the run: a run of any length
+                     passes while it makes progress, a peer silent for DUR
+                     fails it (default 30s)
   -progress on|off   live progress line on stderr (default: when stderr is a
                      terminal)
   -json              print only the JSON result line

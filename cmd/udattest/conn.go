@@ -51,6 +51,13 @@ type conn struct {
 	timeout              time.Duration
 	peer                 udat.RMRTriplet // the peer's data region
 	seq                  uint32
+	// peerTimeout is the peer's -timeout, from its hello (0: an older
+	// udattest that does not say, and takes no msgProgress).
+	peerTimeout time.Duration
+	// hb, when set, asks the loops that keep the peer idle to send it a
+	// msgProgress now and then; beatOut is set while one is in flight.
+	hb      *heartbeat
+	beatOut bool
 	// inboxOff and inboxLen are the part of the data region the peer may
 	// reach (hello advertises it); inboxLen 0 means all of it.
 	inboxOff, inboxLen int
@@ -170,7 +177,13 @@ func (c *conn) postAllRecvs() error {
 	return nil
 }
 
+// errTimeout is the error of one wait that ran past -timeout.
 var errTimeout = errors.New("timed out waiting for the peer")
+
+// timedOut says which bound a wait ran past.
+func (c *conn) timedOut() error {
+	return fmt.Errorf("%w: nothing happened for %v (-timeout)", errTimeout, c.timeout)
+}
 
 // yielder makes a busy-polling goroutine yield to the scheduler every
 // yieldInterval. A goroutine that runs for 10 ms without yielding is due
@@ -199,12 +212,13 @@ func (y *yielder) poll() {
 }
 
 // next returns the next event of evd, polling (dat_evd_dequeue) or blocking
-// (dat_evd_wait) as the conn is set up to, for at most the conn's timeout.
+// (dat_evd_wait) as the conn is set up to, for at most the conn's timeout:
+// -timeout bounds each wait, not the run.
 func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 	if c.block {
 		ev, _, err := evd.Wait(usec(c.timeout), 1)
 		if errors.Is(err, udat.ErrTimeoutExpired) {
-			return ev, errTimeout
+			return ev, c.timedOut()
 		}
 		return ev, err
 	}
@@ -223,7 +237,7 @@ func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 			if deadline.IsZero() {
 				deadline = now.Add(c.timeout)
 			} else if now.After(deadline) {
-				return ev, errTimeout
+				return ev, c.timedOut()
 			}
 		}
 	}
@@ -254,6 +268,9 @@ func usec(d time.Duration) udat.Timeout {
 
 // sendCtrl sends a control message and waits for its send to complete.
 func (c *conn) sendCtrl(m *ctrl) error {
+	if err := c.reapBeat(); err != nil {
+		return err
+	}
 	c.seq++
 	m.seq = c.seq
 	m.marshal(c.buf[:ctrlSize])
@@ -303,9 +320,11 @@ func (c *conn) call(m *ctrl) (ctrl, error) {
 	return r, nil
 }
 
-// hello sends this side's data region triplet and receives the peer's.
+// hello sends this side's data region triplet and -timeout and receives
+// the peer's.
 func (c *conn) hello() error {
-	if err := c.sendCtrl(&ctrl{typ: msgHello, rmr: c.dataRMR()}); err != nil {
+	ms := uint64((c.timeout + time.Millisecond - 1) / time.Millisecond) // 0 would mean "not said"
+	if err := c.sendCtrl(&ctrl{typ: msgHello, rmr: c.dataRMR(), a: ms}); err != nil {
 		return err
 	}
 	m, err := c.recvCtrl()
@@ -316,6 +335,7 @@ func (c *conn) hello() error {
 		return fmt.Errorf("expected the peer's hello, got message type %d", m.typ)
 	}
 	c.peer = m.rmr
+	c.peerTimeout = time.Duration(min(m.a, uint64(math.MaxInt64/time.Millisecond))) * time.Millisecond
 	return nil
 }
 
@@ -323,7 +343,7 @@ func (c *conn) hello() error {
 func (c *conn) waitConnEvent() (udat.Event, error) {
 	ev, _, err := c.cEVD.Wait(usec(c.timeout), 1)
 	if errors.Is(err, udat.ErrTimeoutExpired) {
-		return ev, errTimeout
+		return ev, c.timedOut()
 	}
 	return ev, err
 }

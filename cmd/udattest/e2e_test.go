@@ -63,12 +63,20 @@ func (s *syncBuffer) String() string {
 // returns the port.
 func startServer(t *testing.T, dev string) uint {
 	t.Helper()
+	port, _ := startServerTimeout(t, dev, 30*time.Second)
+	return port
+}
+
+// startServerTimeout is startServer with the server's -timeout; it also
+// returns the server's log.
+func startServerTimeout(t *testing.T, dev string, timeout time.Duration) (uint, *syncBuffer) {
+	t.Helper()
 	port := nextPort()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runServer(ctx, &config{server: true, device: dev, port: port, timeout: 30 * time.Second}, log)
+		done <- runServer(ctx, &config{server: true, device: dev, port: port, timeout: timeout}, log)
 	}()
 	// The server is up when it says so.
 	deadline := time.Now().Add(20 * time.Second)
@@ -87,7 +95,7 @@ func startServer(t *testing.T, dev string) uint {
 		t.Logf("server log:\n%s", log.String())
 		assert.NoError(t, err, "the server reports no failed client run")
 	})
-	return port
+	return port, log
 }
 
 // runArgs runs the client with args and returns its exit status, stdout and
@@ -222,4 +230,158 @@ func TestEndToEndErrors(t *testing.T) {
 	status, _, errs = runArgs(t, "-D", dev, "-h", "192.0.2.222", "-p", fmt.Sprint(nextPort()), "-timeout", "3s")
 	assert.Equal(t, 1, status)
 	assert.Contains(t, errs, "timed out")
+}
+
+// TestEndToEndLongRunShortTimeout: -timeout bounds each wait, not the run.
+// Performance runs three times as long as the -timeout of both sides pass,
+// in particular the one-sided ones, where the server only waits for the
+// run's end (the client's msgProgress messages keep it waiting).
+func TestEndToEndLongRunShortTimeout(t *testing.T) {
+	const timeout = 3 * time.Second
+	dev, addr := deviceAddr(t)
+	port, log := startServerTimeout(t, dev, timeout)
+	base := []string{"-D", dev, "-h", addr, "-p", fmt.Sprint(port), "-T", "P", "-timeout", timeout.String(), "-json"}
+	cases := [][]string{
+		{"-o", "write", "-size", "64k", "-lat-n", "0"},
+		{"-o", "read", "-size", "64k", "-wait", "block", "-lat-n", "100"},
+		{"-o", "read", "-lat", "-size", "16k"},
+		{"-o", "write", "-size", "4k", "-signal", "8", "-batch", "4"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			args := append(append([]string{}, base...), args...)
+			// How many operations take about 3 x -timeout: from a short run,
+			// then again with more until a run lasts 2 x -timeout.
+			status, out, errs := runArgs(t, append(args, "-n", "300")...)
+			require.Equal(t, 0, status, errs)
+			rate, _ := lastJSON(t, out)["msg_rate"].(float64)
+			require.Greater(t, rate, 0.0)
+			n := int(rate * 3 * timeout.Seconds())
+			var took time.Duration
+			for try := 0; try < 3 && took < 2*timeout; try++ {
+				if try > 0 {
+					n = int(float64(n) * 3 * timeout.Seconds() / took.Seconds())
+				}
+				start := time.Now()
+				status, out, errs = runArgs(t, append(args, "-n", fmt.Sprint(n))...)
+				took = time.Since(start)
+				require.Equal(t, 0, status, "a run of %d operations, %v with -timeout %v: %s", n, took, timeout, errs)
+				assert.Equal(t, "PASSED", lastJSON(t, out)["result"])
+			}
+			require.GreaterOrEqual(t, took, 2*timeout, "the run lasted over twice -timeout")
+			t.Logf("%d operations in %v with -timeout %v: PASSED", n, took.Round(time.Millisecond), timeout)
+		})
+	}
+	assert.NotContains(t, log.String(), "FAILED")
+}
+
+// TestEndToEndSilentClient: a client that connects and then says nothing
+// fails its run on the server after the server's -timeout, and says so.
+func TestEndToEndSilentClient(t *testing.T) {
+	const timeout = 2 * time.Second
+	dev, addr := deviceAddr(t)
+	port := nextPort()
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runServer(context.Background(), &config{server: true, device: dev, port: port, timeout: timeout, sessions: 1}, log)
+	}()
+	for !strings.Contains(log.String(), "listening") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cfg := &config{host: addr, device: dev, port: port, timeout: 30 * time.Second, test: testPerf, op: opWrite,
+		size: 4096, iters: 1 << 30, depth: 64, signal: 1, batch: 1, segs: 1}
+	cl, err := openClient(cfg)
+	require.NoError(t, err)
+	defer cl.close()
+	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
+	require.NoError(t, err)
+	defer c.close()
+	require.NoError(t, c.postAllRecvs())
+	req := cl.request('P', cfg)
+	require.NoError(t, c.dial(cl.addr, port, &req))
+	require.NoError(t, c.hello())
+	assert.Equal(t, timeout, c.peerTimeout, "the server's hello gives its -timeout")
+	start := time.Now()
+	// Silent from here on.
+	select {
+	case err := <-done:
+		took := time.Since(start)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "1 of 1 client runs failed")
+		assert.GreaterOrEqual(t, took, timeout-100*time.Millisecond)
+		t.Logf("the server gave up after %v: %s", took.Round(time.Millisecond), log.String())
+	case <-time.After(timeout + 20*time.Second):
+		t.Fatalf("the server still waits for the silent client:\n%s", log.String())
+	}
+	assert.Contains(t, log.String(), "FAILED: endpoint 0: receive a control message: timed out waiting for the peer: nothing happened for 2s (-timeout)")
+}
+
+// TestEndToEndSilentServer: a server that accepts, exchanges hellos and then
+// says nothing fails the client's run after the client's -timeout, with a
+// clear error, though the one-sided run itself completes.
+func TestEndToEndSilentServer(t *testing.T) {
+	dev, addr := deviceAddr(t)
+	port := nextPort()
+	ia, err := udat.OpenIA(dev, 16)
+	require.NoError(t, err)
+	defer ia.Close(udat.CloseAbruptFlag)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	crEVD, err := ia.CreateEVD(8, udat.EVDCRFlag)
+	require.NoError(t, err)
+	psp, err := ia.CreatePSP(udat.ConnQual(port), crEVD, udat.PSPConsumerFlag)
+	require.NoError(t, err)
+	defer psp.Free()
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			ev, _, err := crEVD.Wait(usec(30*time.Second), 1)
+			if err != nil {
+				return err
+			}
+			cr := ev.CR.CR
+			p, err := cr.Query()
+			if err != nil {
+				return err
+			}
+			req, err := parseRequest(p.PrivateData)
+			if err != nil {
+				return err
+			}
+			c, err := newConn(ia, pz, serverLayout(req), 30*time.Second)
+			if err != nil {
+				return err
+			}
+			defer c.close()
+			c.block = true
+			if err := c.postAllRecvs(); err != nil {
+				return err
+			}
+			if err := cr.Accept(c.ep, makeReply(req.nonce)); err != nil {
+				return err
+			}
+			if _, err := c.waitConnEvent(); err != nil {
+				return err
+			}
+			if err := c.hello(); err != nil {
+				return err
+			}
+			// Silent until the client goes.
+			return c.waitDisconnected()
+		}()
+	}()
+	start := time.Now()
+	status, out, errs := runArgs(t, "-D", dev, "-h", addr, "-p", fmt.Sprint(port), "-T", "P", "-o", "write", "-n", "2000", "-timeout", "2s")
+	took := time.Since(start)
+	assert.Equal(t, 1, status)
+	assert.Equal(t, "FAILED", lastJSON(t, out)["result"])
+	assert.Contains(t, errs, "end the test: receive a control message: timed out waiting for the peer: nothing happened for 2s (-timeout)")
+	assert.GreaterOrEqual(t, took, 2*time.Second)
+	select {
+	case err := <-served:
+		t.Logf("the silent server: %v", err)
+	case <-time.After(40 * time.Second):
+		t.Fatal("the silent server did not end")
+	}
 }

@@ -89,6 +89,9 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		return res, err
 	}
 
+	if peerIdle(cfg) {
+		c.startBeats()
+	}
 	p := startProgress(showProgress, progressOut, fmt.Sprintf("%s %d B", cfg.op.title(), cfg.size), int64(cfg.iters), cfg.size)
 	var elapsed time.Duration
 	var samples []time.Duration
@@ -112,6 +115,7 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		}
 	}
 	p.finish()
+	c.stopBeats()
 	if err != nil {
 		c.ep.Disconnect(udat.CloseAbruptFlag)
 		return res, err
@@ -193,12 +197,15 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
-		d, err := c.nextDTO(c.reqEVD, "wait for a completion")
+		d, err := c.reqDTO("wait for a completion")
 		if err != nil {
 			return 0, fmt.Errorf("after %d of %d operations: %w", completed, n, err)
 		}
 		completed = int(d.Cookie)
 		p.set(int64(completed))
+		if err := c.beat(completed); err != nil {
+			return 0, err
+		}
 	}
 	return time.Since(start), nil
 }
@@ -219,6 +226,12 @@ func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *
 		}
 		samples[i] = time.Since(t0)
 		p.set(int64(i + 1))
+		if err := c.beat(i + 1); err != nil {
+			return err
+		}
+		if err := c.reapBeat(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -411,7 +424,7 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 				if deadline.IsZero() {
 					deadline = now.Add(c.timeout)
 				} else if now.After(deadline) {
-					return fmt.Errorf("RDMA write %d of the peer: %w", i, errTimeout)
+					return fmt.Errorf("RDMA write %d of the peer: %w", i, c.timedOut())
 				}
 			}
 		}

@@ -123,12 +123,16 @@ func checkReply(b []byte, nonce uint32) error {
 
 // Control message types.
 const (
-	msgHello  = 1 // RMR triplet of the sender's data region
+	msgHello  = 1 // RMR triplet of the sender's data region, a = its -timeout in ms
 	msgVerify = 2 // check region [a, a+b) has CRC c; reply msgResult
 	msgFill   = 3 // fill region [a, a+b) with pattern seed c; reply msgResult
 	msgEcho   = 4 // send the message back
 	msgDone   = 5 // the test is over; reply msgResult, then disconnect
 	msgResult = 6 // a = 1 on success, c = the server's CRC
+	// msgProgress: the client's sign of life during a run that leaves the
+	// server idle; a = operations done. No answer. Sent only to a server
+	// whose hello gave its -timeout.
+	msgProgress = 7
 )
 
 // ctrl is a control message.

@@ -231,7 +231,8 @@ func (s *server) serve(cr *udat.CR, req request) error {
 }
 
 // serveCtrl answers control messages until msgDone, then waits for the
-// client to disconnect.
+// client to disconnect. Each wait is bounded by -timeout; during a one-sided
+// run the client's msgProgress messages keep it from expiring.
 func (c *conn) serveCtrl() error {
 	for {
 		m, err := c.recvCtrl()
@@ -253,6 +254,8 @@ func (c *conn) serveCtrl() error {
 			if err := c.sendCtrl(&r); err != nil {
 				return err
 			}
+		case msgProgress:
+			// The client is alive and busy; wait again.
 		case msgEcho:
 			m.typ = msgEcho
 			if err := c.sendCtrl(&m); err != nil {
