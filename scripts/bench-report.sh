@@ -41,6 +41,11 @@ pratio() {
 		awk '{ v[++n] = $1 } END { if (n) printf "%.2f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
 }
 fails() { awk -F'\t' -v r="$1" -v t="$2" '$1 == r && $2 == t && $4 == "FAIL" { n++ } END { print n + 0 }' "$results"; }
+# failures.tsv (row tool rep reason raw), from scripts/bench-vm.sh; older
+# runs have none.
+failures=$out/failures.tsv
+[ -f "$failures" ] || failures=/dev/null
+nfailed=$(awk -F'\t' '$4 == "FAIL" { n++ } END { print n + 0 }' "$results")
 
 # fmt V DIGITS: a number with thousands separators, or "–".
 fmt() {
@@ -49,6 +54,17 @@ fmt() {
 		s = sprintf("%." d "f", v); i = index(s, "."); ip = i ? substr(s, 1, i - 1) : s; fp = i ? substr(s, i) : ""
 		o = ""; while (length(ip) > 3) { o = "," substr(ip, length(ip) - 2) o; ip = substr(ip, 1, length(ip) - 3) }
 		print ip o fp }'
+}
+# val ROW TOOL COL DIGITS: the median, formatted, marked when runs of ROW
+# and TOOL failed: "V (N failed)", or "FAILED (N runs)" when none passed.
+val() {
+	local v f
+	v=$(fmt "$(get "$1" "$2" "$3")" "$4")
+	f=$(fails "$1" "$2")
+	if [ "$f" != 0 ]; then
+		if [ "$v" = "–" ]; then v="FAILED ($f run$([ "$f" = 1 ] || echo s))"; else v="$v ($f failed)"; fi
+	fi
+	echo "$v"
 }
 ratio() {
 	[ -n "$1" ] && [ -n "$2" ] || { echo ""; return; }
@@ -97,8 +113,15 @@ table_bw() {
 			[ "$ok" = no ] && cell="no ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
 			[ -z "$d" ] && [ "$ok" = yes ] && cell="yes (no C DAPL counterpart)"
 			pp=$(pratio "$row" perftest "$col") pd=$(pratio "$row" dapl "$col")
+			local cp cd cu
+			if [ "$col" = 4 ]; then
+				# The failed runs show once per row, on its first line.
+				cp=$(val "$row" perftest 4 "$unit") cd=$(val "$row" dapl 4 "$unit") cu=$(val "$row" udapl 4 "$unit")
+			else
+				cp=$(fmt "$p" "$unit") cd=$(fmt "$d" "$unit") cu=$(fmt "$u" "$unit")
+			fi
 			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$([ "$col" = 4 ] && echo "$t")" "$name" \
-				"$(fmt "$p" "$unit")" "$(fmt "$d" "$unit")" "$(fmt "$u" "$unit")" "${rp:-–}" "${rd:-–}" "$cell" "${pp:-–}" "${pd:-–}"
+				"$cp" "$cd" "$cu" "${rp:-–}" "${rd:-–}" "$cell" "${pp:-–}" "${pd:-–}"
 		done
 	done
 }
@@ -112,7 +135,7 @@ table_lat() {
 		p=$(get "$row" perftest 6) u=$(get "$row" udapl 6)
 		rp=$(ratio "$u" "$p")
 		if le "$rp" 1.05; then ok=yes; else ok="no (> 1.05 x perftest)"; fi
-		printf '| %s | p50 (us) | %s | %s | %s | %s | %s |\n' "$t" "$(fmt "$p" 2)" "$(fmt "$u" 2)" "${rp:-–}" "$ok" \
+		printf '| %s | p50 (us) | %s | %s | %s | %s | %s |\n' "$t" "$(val "$row" perftest 6 2)" "$(val "$row" udapl 6 2)" "${rp:-–}" "$ok" \
 			"$(pratio "$row" perftest 6)"
 		p=$(get "$row" perftest 7) u=$(get "$row" udapl 7)
 		printf '| | p99 (us) | %s | %s | %s | (no target) | %s |\n' "$(fmt "$p" 2)" "$(fmt "$u" 2)" "$(ratio "$u" "$p")" \
@@ -135,6 +158,29 @@ spread() {
 				"$(fmt "$(get "$row" "$tool" 6 6)" 2) – $(fmt "$(get "$row" "$tool" 6 7)" 2)"
 		done
 	done | sed 's/– – –/–/g'
+}
+
+# failed_runs: every failed run, with why, from failures.tsv.
+failed_runs() {
+	if [ "$nfailed" = 0 ]; then
+		echo "None: every run of every tool ended within its bound and reported a result."
+		return
+	fi
+	local row tool rep reason raw explained
+	explained=$(wc -l <"$failures")
+	if [ "$explained" -gt 0 ]; then
+		echo "| Row | Tool | Repetition | Why | Output |"
+		echo "|---|---|---:|---|---|"
+		while IFS=$'\t' read -r row tool rep reason raw; do
+			printf '| %s | %s | %s | %s | `%s` |\n' "$(title "$row")" "$tool" "$rep" "${reason//|/\\|}" "${raw#"$out/"}"
+		done <"$failures"
+		echo
+	fi
+	# Failed runs in results.tsv that failures.tsv does not explain (older
+	# runs of bench-vm.sh).
+	if [ "$explained" -lt "$nfailed" ]; then
+		echo "$((nfailed - explained)) failed runs are counted in the Spread table without a recorded reason."
+	fi
 }
 
 gobench_table() {
@@ -228,6 +274,8 @@ faster than perftest with the same queue depth and polling; not investigated fur
 NOTES
 }
 
+bound=$(env_of timeout | sed 's/ .*//')
+bound=${bound:+$bound s}
 bw=$(table_bw)
 lat=$(table_lat)
 met=$(cat <<<"$bw"$'\n'"$lat" | grep -c '| yes' || true)
@@ -246,6 +294,9 @@ Soft-RoCE device in one boot of the test VM. Produced by \`make bench\`
 - Device: $(env_of device) (rdma_rxe) on netdev $(env_of netdev), active MTU $(env_of mtu); perftest $(env_of perftest), dapl2-utils $(env_of dapl)
 - Runs: $reps repetitions of every row, the three tools in rotating order (one tool after the
   other, never at the same time); the tables show medians. VM time $(env_of seconds) s for the comparison.
+- Bounds: every run (client and server) ${bound:-a fixed time} at most, then killed; a run that times
+  out, fails or reports nothing counts as failed and is left out of the medians. Failed runs: **$nfailed**
+  (marked "(N failed)" beside the medians; see [Failed runs](#failed-runs)).
 - Parameters, the same for all tools: bandwidth rows $n64 iterations at 64 B and $n4k at 4 KiB,
   queue depth $depth (perftest \`-t $depth\`, dapltest \`-p $depth\`, udattest \`-q $depth\`), a completion for every
   operation (perftest \`-Q 1\`; dapltest always), busy polling (dapltest \`-m p\`, udattest \`-wait poll\`),
@@ -269,6 +320,10 @@ $lat
 ## Spread
 
 $(spread)
+
+## Failed runs
+
+$(failed_runs)
 
 ## Go data-path benchmarks (\`udat/bench_test.go\`)
 

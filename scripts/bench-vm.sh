@@ -8,8 +8,27 @@
 #   row  tool  rep  msg_rate(1/s)  bw(MB/s, 2^20 B)  p50(us)  p99(us)
 #
 # with "NA" where a tool does not report a value and "FAIL" when it failed.
+#
+# Every run of every tool is bounded: a client gets BENCH_TIMEOUT seconds, a
+# perftest server as long plus the time it waits for its client, then
+# SIGTERM and, BENCH_KILL_AFTER seconds later, SIGKILL to the whole process
+# group (timeout -k). A run counts as failed, and its numbers are not used,
+# when the client or the server times out or exits with an error, when its
+# server is still there after the client ended, or when it prints no result;
+# a leftover server is killed and the bench goes on. Each failed run also
+# gets a line in OUTDIR/failures.tsv:
+#
+#   row  tool  rep  reason  raw-output-file
+#
+# (perftest -R sometimes loses the race of its second connect, REJECTED,
+# after which the client crashes and the server waits forever; such a run is
+# tried once more, and the failed try stays in both files.) The servers of
+# the C reference and of udattest, which serve all runs, are restarted when
+# they have died or a run against them failed.
+#
 # Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
-# BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_DEPTH (64).
+# BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_DEPTH (64),
+# BENCH_TIMEOUT (60 s per run), BENCH_KILL_AFTER (10 s).
 set -uo pipefail
 
 out=${1:?usage: bench-vm.sh OUTDIR}
@@ -21,12 +40,17 @@ n64=${BENCH_N64:-20000}
 n4k=${BENCH_N4K:-10000}
 nlat=${BENCH_NLAT:-3000}
 depth=${BENCH_DEPTH:-64}
+run_timeout=${BENCH_TIMEOUT:-60}
+kill_after=${BENCH_KILL_AFTER:-10}
 udattest=$root/bin/udattest
 udport=47900
 port=21000
+# The servers that serve every run are bounded by the whole bench.
+server_timeout=$((reps * 30 * (run_timeout + 2 * kill_after) + 600))
 
 mkdir -p "$out/raw"
 : >"$out/results.tsv"
+: >"$out/failures.tsv"
 
 # The C reference reads its provider from a dat.conf: the cma provider on the
 # netdev of the device.
@@ -44,10 +68,74 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
 	echo "dapl=$(dpkg-query -W -f '${Version}' dapl2-utils 2>/dev/null)"
 	echo "reps=$reps n64=$n64 n4k=$n4k nlat=$nlat depth=$depth"
+	echo "timeout=$run_timeout kill_after=$kill_after"
 } >"$out/env.txt"
 
 # record ROW TOOL REP MSG BW P50 P99
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out/results.tsv"; }
+
+# failed ROW TOOL REP REASON RAW: a failed run, in both files.
+failed() {
+	record "$1" "$2" "$3" FAIL FAIL FAIL FAIL
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4//$'\t'/ }" "$5" >>"$out/failures.tsv"
+	echo "bench: $1 $2 repetition $3 FAILED: $4 (output: $5)" >&2
+}
+
+# bounded SECS CMD...: CMD for at most SECS seconds, then SIGTERM, then
+# SIGKILL after $kill_after s. timeout makes itself the leader of a process
+# group that holds CMD and its children; exit status 124 when it timed out.
+# (Background jobs run timeout itself, not this function, so that $! is the
+# pid of timeout and not of a subshell.)
+bounded() {
+	local secs=$1
+	shift
+	timeout -k "$kill_after" "$secs" "$@"
+}
+
+# stop PID: ends background job PID (timeout -k ... &): SIGTERM, which
+# timeout passes on and follows with SIGKILL after $kill_after s, and SIGKILL
+# to its whole process group if it is still there after that. Sets
+# job_status to its exit status.
+stop() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < (kill_after + 5) * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL -- "-$pid" 2>/dev/null
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	job_status=$?
+}
+
+# finish PID SECS: waits up to SECS s for background job PID to exit, and
+# stops it if it does not. Sets job_status, and job_left=1 when it had to be
+# stopped.
+finish() {
+	local pid=$1 secs=$2 i
+	job_left=0
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		job_left=1
+		stop "$pid"
+		return
+	fi
+	wait "$pid" 2>/dev/null
+	job_status=$?
+}
+
+# why STATUS SECS: what an exit status of a run bounded by SECS means.
+why() {
+	case $1 in
+	124) echo "timed out after $2 s" ;;
+	137) echo "killed after $2 + $kill_after s (still there after SIGTERM)" ;;
+	*) echo "exit status $1" ;;
+	esac
+}
 
 # wait_for FILE PATTERN: wait up to 15 s for PATTERN to show in FILE.
 wait_for() {
@@ -59,30 +147,52 @@ wait_for() {
 	return 1
 }
 
-# perftest ROW REP KIND TOOL ARGS...: one perftest run (server and client).
-# KIND is bw or lat.
+# perftest ROW REP KIND TOOL ARGS...: one perftest run (server and client),
+# tried twice if the first try fails. KIND is bw or lat.
 perftest() {
 	local row=$1 rep=$2 kind=$3 tool=$4
 	shift 4
-	local raw=$out/raw/$row.perftest.$rep try
+	local raw=$out/raw/$row.perftest.$rep try srv st reason ok=0
 	for try in 1 2; do
 		port=$((port + 1))
-		stdbuf -oL -eL timeout 120 "$tool" -R -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
-		local srv=$!
+		# The server waits for its client (up to 15 s), then runs as long.
+		stdbuf -oL -eL timeout -k "$kill_after" $((run_timeout + 20)) "$tool" -R -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
+		srv=$!
 		wait_for "$raw.server" "Waiting for client" || sleep 1
-		if timeout 120 "$tool" -R -d "$dev" -F -p "$port" "$@" "$addr" >"$raw" 2>&1; then
-			wait "$srv"
+		bounded "$run_timeout" "$tool" -R -d "$dev" -F -p "$port" "$@" "$addr" >"$raw" 2>&1
+		st=$?
+		reason=
+		if [ "$st" != 0 ]; then
+			stop "$srv"
+			reason="client: $(why "$st" "$run_timeout"); server stopped"
+		else
+			finish "$srv" 15
+			if [ "$job_left" = 1 ]; then
+				reason="server still running 15 s after the client ended: stopped"
+			elif [ "$job_status" != 0 ]; then
+				reason="server: $(why "$job_status" $((run_timeout + 20)))"
+			elif ! grep -q '^ *#bytes' "$raw"; then
+				reason="no result in the output"
+			fi
+		fi
+		if [ -z "$reason" ]; then
+			ok=1
 			break
 		fi
-		kill "$srv" 2>/dev/null
-		wait "$srv" 2>/dev/null
-		echo "bench: $tool $* failed (try $try)" >&2
+		if [ "$try" = 1 ]; then
+			mv "$raw" "$raw.try1"
+			mv "$raw.server" "$raw.server.try1"
+			failed "$row" perftest "$rep" "try 1: $reason; tried again" "$raw.try1"
+		else
+			failed "$row" perftest "$rep" "try 2: $reason" "$raw"
+		fi
 	done
+	[ "$ok" = 1 ] || return
 	# The numbers are on the line after the header that starts with #bytes.
 	local line
 	line=$(awk '/^ *#bytes/ { getline; print; exit }' "$raw")
 	if [ -z "$line" ]; then
-		record "$row" perftest "$rep" FAIL FAIL FAIL FAIL
+		failed "$row" perftest "$rep" "no result line after #bytes" "$raw"
 		return
 	fi
 	if [ "$kind" = bw ]; then
@@ -99,13 +209,24 @@ perftest() {
 # dapl ROW REP OP SIZE N: one dapltest -T P run against the running server.
 dapl() {
 	local row=$1 rep=$2 op=$3 size=$4 n=$5
-	local raw=$out/raw/$row.dapl.$rep
-	timeout 120 dapltest -T P -D "$provider" -s "$addr" -m p -i "$n" -p "$depth" "$op" "$size" 1 >"$raw" 2>&1
+	local raw=$out/raw/$row.dapl.$rep st
+	kill -0 "$dapl_server" 2>/dev/null || {
+		echo "bench: the dapltest server is gone; starting it again" >&2
+		restart_dapl_server
+	}
+	bounded "$run_timeout" dapltest -T P -D "$provider" -s "$addr" -m p -i "$n" -p "$depth" "$op" "$size" 1 >"$raw" 2>&1
+	st=$?
 	# raw: OP, iterations, seg size, segs, pipeline, cpu, ops/sec, MB/sec, latency, post, reap
 	local line
 	line=$(grep '^raw:' "$raw" | tail -n1)
-	if [ -z "$line" ]; then
-		record "$row" dapl "$rep" FAIL FAIL FAIL FAIL
+	if [ "$st" != 0 ] || [ -z "$line" ]; then
+		if [ "$st" != 0 ]; then
+			failed "$row" dapl "$rep" "client: $(why "$st" "$run_timeout"); server restarted" "$raw"
+		else
+			failed "$row" dapl "$rep" "no raw: result line; server restarted" "$raw"
+		fi
+		# The server may still hold the session of the failed run.
+		restart_dapl_server
 		return
 	fi
 	awk -F', *' -v r="$row" -v p="$rep" '{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $8 }' \
@@ -116,12 +237,19 @@ dapl() {
 ours() {
 	local row=$1 rep=$2
 	shift 2
-	local raw=$out/raw/$row.udapl.$rep
-	timeout 120 "$udattest" -D "$dev" -h "$addr" -p "$udport" -T P -progress off -json "$@" >"$raw" 2>&1
+	local raw=$out/raw/$row.udapl.$rep st
+	kill -0 "$ud_server" 2>/dev/null || {
+		echo "bench: the udattest server is gone; starting it again" >&2
+		start_ud_server
+	}
+	bounded "$run_timeout" "$udattest" -D "$dev" -h "$addr" -p "$udport" -T P -progress off -json "$@" >"$raw" 2>&1
+	st=$?
 	local line
 	line=$(grep '"result":"PASSED"' "$raw" | tail -n1)
-	if [ -z "$line" ]; then
-		record "$row" udapl "$rep" FAIL FAIL FAIL FAIL
+	if [ "$st" != 0 ] || [ -z "$line" ]; then
+		local err
+		err=$(grep -o '"error":"[^"]*"' "$raw" | tail -n1 | cut -d'"' -f4)
+		failed "$row" udapl "$rep" "client: $(why "$st" "$run_timeout")${err:+: $err}" "$raw"
 		return
 	fi
 	local f v vals=()
@@ -170,13 +298,29 @@ run_row() {
 	done
 }
 
-# The servers of the C reference and of udattest run for the whole benchmark.
-dapltest -T S -D "$provider" >"$out/raw/dapltest-server.log" 2>&1 &
-dapl_server=$!
-"$udattest" -s -D "$dev" -p "$udport" >"$out/raw/udattest-server.log" 2>&1 &
-ud_server=$!
-wait_for "$out/raw/dapltest-server.log" "Service Point Ready" || echo "bench: the dapltest server did not start" >&2
-wait_for "$out/raw/udattest-server.log" "listening" || echo "bench: the udattest server did not start" >&2
+# The servers of the C reference and of udattest serve every run; each start
+# logs to a file of its own (raw/dapltest-server.N.log, ...).
+dapl_server= dapl_starts=0 ud_server= ud_starts=0
+start_dapl_server() {
+	dapl_starts=$((dapl_starts + 1))
+	local log=$out/raw/dapltest-server.$dapl_starts.log
+	timeout -k "$kill_after" "$server_timeout" dapltest -T S -D "$provider" >"$log" 2>&1 &
+	dapl_server=$!
+	wait_for "$log" "Service Point Ready" || echo "bench: the dapltest server did not start" >&2
+}
+restart_dapl_server() {
+	stop "$dapl_server"
+	start_dapl_server
+}
+start_ud_server() {
+	ud_starts=$((ud_starts + 1))
+	local log=$out/raw/udattest-server.$ud_starts.log
+	timeout -k "$kill_after" "$server_timeout" "$udattest" -s -D "$dev" -p "$udport" >"$log" 2>&1 &
+	ud_server=$!
+	wait_for "$log" "listening" || echo "bench: the udattest server did not start" >&2
+}
+start_dapl_server
+start_ud_server
 
 rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16 write_lat_64 send_lat_64"
 orders=("perftest dapl udapl" "udapl perftest dapl" "dapl udapl perftest")
@@ -191,7 +335,8 @@ done
 echo "bench: done in $(($(date +%s) - start)) s"
 echo "seconds=$(($(date +%s) - start))" >>"$out/env.txt"
 
-dapltest -T Q -D "$provider" -s "$addr" >/dev/null 2>&1
-kill "$ud_server" 2>/dev/null
-wait "$dapl_server" "$ud_server" 2>/dev/null
+echo "failed=$(wc -l <"$out/failures.tsv")" >>"$out/env.txt"
+bounded 30 dapltest -T Q -D "$provider" -s "$addr" >/dev/null 2>&1
+finish "$dapl_server" 10
+stop "$ud_server"
 exit 0

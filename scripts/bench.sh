@@ -14,9 +14,14 @@
 # writes BENCHMARKS.md: medians, the ratios udapl/perftest and udapl/C DAPL,
 # and which targets are met.
 #
+# Every run of every tool, server and client, is bounded (BENCH_TIMEOUT
+# seconds, then killed); a run that times out or fails is counted and shown
+# as failed, and the bench goes on.
+#
 # Environment: BENCH_REPS (9), BENCH_N64 (20000), BENCH_N4K (10000),
-# BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_GOBENCH (1: run the Go
-# benchmarks), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
+# BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_TIMEOUT (60 s per run),
+# BENCH_KILL_AFTER (10 s from SIGTERM to SIGKILL), BENCH_GOBENCH (1: run the
+# Go benchmarks), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +30,7 @@ out=${BENCH_OUT:-/tmp/udapl-bench}
 md=${BENCH_MD:-$root/BENCHMARKS.md}
 export BENCH_REPS=${BENCH_REPS:-9} BENCH_N64=${BENCH_N64:-20000} BENCH_N4K=${BENCH_N4K:-10000}
 export BENCH_NLAT=${BENCH_NLAT:-3000} BENCH_DEPTH=${BENCH_DEPTH:-64}
+export BENCH_TIMEOUT=${BENCH_TIMEOUT:-60} BENCH_KILL_AFTER=${BENCH_KILL_AFTER:-10}
 gobench=${BENCH_GOBENCH:-1}
 
 case $out in /tmp/*) ;; *) echo "bench.sh: BENCH_OUT must be under /tmp (the VM writes there)" >&2; exit 2 ;; esac
@@ -63,3 +69,6 @@ echo "bench.sh: the VM ran $(($(date +%s) - start)) s"
 scripts/bench-report.sh "$out" >"$md"
 echo "bench.sh: wrote $md"
 sed -n '/^## Results/,/^## /p' "$md" | sed '$d'
+if [ -s "$out/failures.tsv" ]; then
+	echo "bench.sh: $(wc -l <"$out/failures.tsv") runs failed; see \"Failed runs\" in $md and $out/failures.tsv"
+fi
