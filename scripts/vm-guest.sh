@@ -17,11 +17,29 @@ fail() {
 
 dmesg -n 1 2>/dev/null
 ip link set lo up
-mp dummy numdummies=0 || fail "cannot load the dummy netdev module"
-ip link add d0 type dummy && ip addr add 192.0.2.1/24 dev d0 && ip link set d0 up ||
-	fail "cannot create the dummy netdev d0"
+if [ -f "$run/net" ]; then
+	# One of a pair of VMs (vmpair.sh): rxe0 on the virtio NIC that joins
+	# them, at the address in RUNDIR/net. netem is loaded for fault tests
+	# (tc cannot load it: the modules are not under /lib/modules).
+	mp virtio_net || fail "cannot load virtio_net"
+	nd=""
+	for _ in $(seq 50); do
+		nd=$(ls /sys/class/net | grep -v '^lo$' | head -n1)
+		[ -n "$nd" ] && break
+		sleep 0.1
+	done
+	[ -n "$nd" ] || fail "no network interface appeared"
+	ip addr add "$(cat "$run/net")" dev "$nd" && ip link set "$nd" up ||
+		fail "cannot configure $nd"
+	mp sch_netem || fail "cannot load sch_netem"
+else
+	nd=d0
+	mp dummy numdummies=0 || fail "cannot load the dummy netdev module"
+	ip link add d0 type dummy && ip addr add 192.0.2.1/24 dev d0 && ip link set d0 up ||
+		fail "cannot create the dummy netdev d0"
+fi
 mp rdma_ucm && mp ib_uverbs || fail "cannot load rdma_ucm/ib_uverbs"
-dev=$(UDAPL_MODROOT=$modroot bash "$run/setup-rxe.sh" d0) || fail "setup-rxe.sh failed"
+dev=$(UDAPL_MODROOT=$modroot bash "$run/setup-rxe.sh" "$nd") || fail "setup-rxe.sh failed"
 [ "$dev" = rxe0 ] || fail "expected rxe0, got $dev"
 # Wait until the port is ACTIVE (the netdev is up, so this is quick).
 for _ in $(seq 50); do

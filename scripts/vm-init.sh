@@ -24,6 +24,8 @@ mount -t 9p -o "$opts,cache=mmap" hosttmp $r/tmp
 mount -t proc proc $r/proc
 mount -t sysfs sys $r/sys
 mount -t devtmpfs dev $r/dev
+# bash process substitution needs /dev/fd.
+ln -sfn /proc/self/fd $r/dev/fd
 mkdir -p $r/dev/pts $r/dev/shm
 mount -t devpts devpts $r/dev/pts
 mount -t tmpfs tmpfs $r/dev/shm

@@ -1,0 +1,140 @@
+# vmlib.sh: what scripts/vmtest.sh and scripts/vmpair.sh share: the packages,
+# the cached Debian kernel and the initramfs of the Soft-RoCE test VM, the run
+# directory a guest reads its command from, and qemu's common arguments.
+# Source it; it expects `die` and sets kver.
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${UDAPL_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udapl-vm}
+
+# ensure_packages installs the Debian packages whose commands are missing.
+ensure_packages() {
+	local need=() pair cmd pkg
+	for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static depmod:kmod \
+		cpio:cpio rdma:iproute2 ibv_devinfo:ibverbs-utils; do
+		cmd=${pair%%:*} pkg=${pair#*:}
+		command -v "$cmd" >/dev/null || need+=("$pkg")
+	done
+	# The provider library that drives rxe from user space.
+	[ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] ||
+		compgen -G '/usr/lib/*/libibverbs/librxe-*.so' >/dev/null || need+=(ibverbs-providers)
+	[ ${#need[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages ${need[*]}; run as root or: sudo apt-get install ${need[*]}"
+	command -v apt-get >/dev/null || die "missing packages ${need[*]} and no apt-get to install them"
+	echo "vmtest.sh: installing ${need[*]}" >&2
+	apt-get update -qq >&2 || true
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		die "apt-get install ${need[*]} failed"
+}
+
+# ensure_kernel unpacks Debian's current amd64 kernel package under $cache/kernel.
+ensure_kernel() {
+	if compgen -G "$cache/kernel/boot/vmlinuz-*" >/dev/null; then
+		kver=$(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")
+		kver=${kver#vmlinuz-}
+		return 0
+	fi
+	[ "$(id -u)" = 0 ] || die "the VM kernel is not cached yet; run once as root so apt-get can fetch it"
+	local pkg tmp
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+	if [ -z "$pkg" ]; then
+		apt-get update -qq >&2 || true
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+	fi
+	[ -n "$pkg" ] || die "cannot find Debian's linux-image-amd64 package (apt sources?)"
+	echo "vmtest.sh: fetching kernel package $pkg" >&2
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download "$pkg" >&2 2>/dev/null) || die "apt-get download $pkg failed"
+	mkdir -p "$cache"
+	rm -rf "$cache/kernel.new"
+	dpkg-deb -x "$tmp"/*.deb "$cache/kernel.new"
+	rm -rf "$tmp"
+	kver=$(basename "$(ls "$cache"/kernel.new/boot/vmlinuz-* | head -n1)")
+	kver=${kver#vmlinuz-}
+	# The package ships no modules.dep.
+	depmod -b "$cache/kernel.new" "$kver"
+	rm -rf "$cache/kernel" "$cache/initrd.img"
+	mv "$cache/kernel.new" "$cache/kernel"
+}
+
+# ensure_initramfs builds a busybox initramfs holding the virtio and 9p modules
+# needed to mount the host's filesystem; everything else loads from there.
+ensure_initramfs() {
+	local img=$cache/initrd.img
+	[ -f "$img" ] && [ "$img" -nt "$here/vm-init.sh" ] && return 0
+	local dir m
+	dir=$(mktemp -d)
+	mkdir -p "$dir"/{bin,dev,proc,sys,mnt/root,modules}
+	cp "$(command -v busybox)" "$dir/bin/busybox"
+	for m in sh mount umount insmod mkdir poweroff chroot cat echo sleep ls mknod ln; do
+		ln -s busybox "$dir/bin/$m"
+	done
+	# Dependency order, as modprobe resolves it.
+	for m in virtio_pci 9pnet_virtio 9p; do
+		modprobe -d "$cache/kernel" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
+	done | awk '!seen[$0]++' | while read -r ko; do
+		cp "$ko" "$dir/modules/"
+		basename "$ko" >>"$dir/modules/order"
+	done
+	cp "$here/vm-init.sh" "$dir/init"
+	chmod +x "$dir/init"
+	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.new"
+	mv "$img.new" "$img"
+	rm -rf "$dir"
+}
+
+# vm_prepare installs what the VM needs. Concurrent runs (go test -p N) must
+# not unpack the kernel or build the initramfs at the same time.
+vm_prepare() {
+	ensure_packages
+	mkdir -p "$cache"
+	exec 9>"$cache/.lock"
+	flock 9
+	ensure_kernel
+	ensure_initramfs
+	flock -u 9
+	exec 9>&-
+}
+
+# vm_rundir DIR CMD [ARGS...] writes what vm-guest.sh reads from DIR (in the
+# host's /tmp, which the guest mounts read-write): the command, to run in the
+# current directory with the current environment, and the guest's scripts.
+vm_rundir() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	{
+		printf 'cd %q || exit 125\n' "$PWD"
+		printf 'exec'
+		printf ' %q' "$@"
+		printf '\n'
+	} >"$dir/cmd"
+	export -p >"$dir/env"
+	printf '%s\n' "$cache/kernel" >"$dir/modroot"
+	cp "$here/vm-guest.sh" "$here/setup-rxe.sh" "$dir/"
+}
+
+# vm_qemu_args prints (one per line) the qemu arguments every test VM has:
+# software emulation, the cached kernel and initramfs, the serial console on
+# stdio, and the host's root (read-only) and /tmp (read-write) over 9p.
+# $1 is the run directory, $2 the vCPUs, $3 the memory (MiB).
+vm_qemu_args() {
+	local quiet="quiet loglevel=0"
+	[ "${UDAPL_VM_VERBOSE:-0}" = 1 ] && quiet=""
+	printf '%s\n' -accel tcg,thread=multi -cpu max -smp "$2" -m "$3" \
+		-kernel "$cache/kernel/boot/vmlinuz-$kver" -initrd "$cache/initrd.img" \
+		-append "console=ttyS0 $quiet panic=-1 ${UDAPL_VM_APPEND:-} udapl.run=$1" \
+		-nographic -no-reboot -serial stdio \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,multidevs=remap
+}
+
+# vm_show passes on only the command's output (between the guest's markers),
+# unless UDAPL_VM_VERBOSE=1 asked for the firmware's and kernel's messages too.
+vm_show() {
+	if [ "${UDAPL_VM_VERBOSE:-0}" = 1 ]; then
+		sed -u 's/\r$//'
+	else
+		# sed -u, unlike mawk, neither reads nor writes in blocks.
+		sed -un 's/\r$//; /@@udapl-vm-begin@@$/,/^@@udapl-vm-end@@$/{/@@udapl-vm-\(begin\|end\)@@$/!p}'
+	fi
+}
