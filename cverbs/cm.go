@@ -403,6 +403,24 @@ func (id *CMID) ResolveRoute(timeout time.Duration) error {
 	return opErr(op, int(C.cverbs_resolve_route(cid, ms)))
 }
 
+// SetACKTimeout sets the local ACK timeout of the id's connection
+// (rdma_set_option RDMA_OPTION_ID_ACK_TIMEOUT): 4.096 us * 2^timeout, 0 for
+// none. Set it before ResolveRoute on the active side (on RoCE the route's
+// packet lifetime, and so the CM's own timeouts, follow from it too) and
+// before Accept on the passive side; ModifyQP(QPRTS) applies it to the QP.
+func (id *CMID) SetACKTimeout(timeout uint8) error {
+	const op = "rdma_set_option(ACK_TIMEOUT)"
+	if timeout > 31 {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	cid, err := id.lock(op)
+	if err != nil {
+		return err
+	}
+	defer id.mu.Unlock()
+	return opErr(op, int(C.cverbs_set_ack_timeout(cid, C.uint8_t(timeout))))
+}
+
 // DeviceName returns the name of the device the id is bound to, or "" if it
 // is not bound (yet) or closed.
 func (id *CMID) DeviceName() string {

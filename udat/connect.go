@@ -15,7 +15,9 @@ import (
 //   - a connection qualifier up to 0xffff is the rdma_cm port; a larger one
 //     maps to (conn_qual % 32001) + 33534;
 //   - connect sends responder_resources = MaxRDMAReadIn, initiator_depth =
-//     MaxRDMAReadOut, flow control on, retry and RNR retry counts 7;
+//     MaxRDMAReadOut, flow control on, the EP's RetryCount (C: 7) and RNR
+//     retry count 7; each side sets its EP's ACKTimeout (C: rdma_cm's
+//     default) on its rdma_cm id (retransmit.go);
 //   - private data goes on the wire unchanged (connect <= 56 bytes, accept <=
 //     160 bytes); a reject carries the 4-byte header 02 00 02 00 before the
 //     Consumer's private data, and the active side strips it;
@@ -28,7 +30,7 @@ const (
 	maxConnectPrivateData = 56
 	maxAcceptPrivateData  = 160
 	maxRejectPrivateData  = 144
-	cmRetryCount          = 7
+	cmRNRRetryCount       = 7 // forever: a receiver short of receives is not dead
 	cmResolveTimeout      = 2 * time.Second
 	ibRejConsumerDefined  = 28 // IB_CM_REJ_CONSUMER_DEFINED
 )
@@ -263,6 +265,12 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		if !active {
 			return
 		}
+		// Before the route: on RoCE the route's packet lifetime follows
+		// from the ACK timeout.
+		if err := id.SetACKTimeout(uint8(ep.attr.ACKTimeout)); err != nil {
+			ep.failLocked(EventConnectionUnreachable, nil)
+			return
+		}
 		if err := id.ResolveRoute(cmResolveTimeout); err != nil {
 			ep.failLocked(EventConnectionUnreachable, nil)
 		}
@@ -278,8 +286,8 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			PrivateData:        ep.connPD,
 			ResponderResources: uint8(ep.attr.MaxRDMAReadIn),
 			InitiatorDepth:     uint8(ep.attr.MaxRDMAReadOut),
-			RetryCount:         cmRetryCount,
-			RNRRetryCount:      cmRetryCount,
+			RetryCount:         uint8(ep.attr.RetryCount),
+			RNRRetryCount:      cmRNRRetryCount,
 			FlowControl:        true,
 			QPNum:              ep.qpn,
 		})

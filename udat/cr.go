@@ -129,6 +129,9 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 		ep.failLocked(EventConnectionAcceptCompletionError, nil)
 		return verbsErr(op, err, InternalError)
 	}
+	if err := id.SetACKTimeout(uint8(ep.attr.ACKTimeout)); err != nil {
+		return fail(err)
+	}
 	for _, st := range []cverbs.QPState{cverbs.QPInit, cverbs.QPRTR, cverbs.QPRTS} {
 		if err := id.ModifyQP(ep.qp, st); err != nil {
 			return fail(err)
@@ -138,8 +141,8 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 		PrivateData:        privateData,
 		ResponderResources: uint8(min(ep.attr.MaxRDMAReadIn, int(cr.initDepth))),
 		InitiatorDepth:     uint8(min(ep.attr.MaxRDMAReadOut, int(cr.respRes))),
-		RetryCount:         cmRetryCount,
-		RNRRetryCount:      cmRetryCount,
+		RetryCount:         uint8(ep.attr.RetryCount), // unused: the REQ's count applies
+		RNRRetryCount:      cmRNRRetryCount,
 		FlowControl:        true,
 		QPNum:              ep.qpn,
 	})

@@ -38,6 +38,17 @@ type EPAttr struct {
 	SRQSoftHW              int
 	MaxRDMAReadIOV         int
 	MaxRDMAWriteIOV        int
+	// RetryCount (1-7, 0: DefaultRetryCount) is how many times in a row
+	// the EP resends an unacknowledged packet before it reports the
+	// connection broken. The active side's count is sent in the connection
+	// request and used by both sides; the passive EP's is ignored.
+	// Soft-RoCE treats 7 as "forever". See DeadPeerTimeout.
+	RetryCount int
+	// ACKTimeout (1-31, 0: DefaultACKTimeout) is the exponent of the local
+	// ACK timeout, 4.096 us * 2^ACKTimeout (ACKTimeoutDuration): how long
+	// the EP waits for an acknowledgement before it resends. Each side uses
+	// its own.
+	ACKTimeout int
 }
 
 // DefaultEPAttr returns the attributes an EP gets when CreateEP is given nil.
@@ -157,8 +168,9 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	}
 	attr := DefaultEPAttr()
 	if attrp != nil {
-		attr = fillEPAttr(*attrp)
+		attr = *attrp
 	}
+	attr = fillEPAttr(attr)
 	if srq != nil {
 		attr.MaxRecvDTOs = 0
 		attr.MaxRecvIOV = srq.maxIOV
@@ -203,6 +215,7 @@ func fillEPAttr(a EPAttr) EPAttr {
 	a.MaxRDMAReadOut = cmp.Or(a.MaxRDMAReadOut, d.MaxRDMAReadOut)
 	a.MaxRDMAReadIOV = cmp.Or(a.MaxRDMAReadIOV, a.MaxRequestIOV)
 	a.MaxRDMAWriteIOV = cmp.Or(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
+	a.fillRetransmit()
 	return a
 }
 
@@ -218,7 +231,8 @@ func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
 		a.MaxRecvIOV < 0 || a.MaxRequestIOV < 0 || a.MaxRDMAReadIOV < 0 || a.MaxRDMAWriteIOV < 0 ||
 		a.MaxRDMAReadIn < 0 || a.MaxRDMAReadOut < 0 || a.MaxRDMAReadIn > 255 || a.MaxRDMAReadOut > 255 ||
 		a.RecvCompletionFlags&^validRecvEPFlags != 0 ||
-		a.RequestCompletionFlags&^validRequestEPFlags != 0
+		a.RequestCompletionFlags&^validRequestEPFlags != 0 ||
+		!a.validRetransmit()
 	if d.MaxQPWR > 0 && (a.MaxRecvDTOs > d.MaxQPWR || a.MaxRequestDTOs > d.MaxQPWR) {
 		bad = true
 	}

@@ -690,6 +690,12 @@ static inline int cverbs_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	return cverbs_errno(rdma_resolve_route(id, timeout_ms));
 }
 
+static inline int cverbs_set_ack_timeout(struct rdma_cm_id *id, uint8_t timeout)
+{
+	return cverbs_errno(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+					    &timeout, sizeof(timeout)));
+}
+
 static inline int cverbs_reject(struct rdma_cm_id *id, const void *pd, uint8_t len)
 {
 	return cverbs_errno(rdma_reject(id, len ? pd : NULL, len));
