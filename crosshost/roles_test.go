@@ -1,0 +1,160 @@
+package crosshost
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/udapl-go/udapl/internal/devtest"
+	"github.com/udapl-go/udapl/udat"
+)
+
+// roleArgs are the knobs of the roles.
+type roleArgs struct {
+	DP      dpOpts `json:"dp"`
+	DatPeer string `json:"datpeer,omitempty"` // the C datpeer binary
+	Stream  stream `json:"stream"`
+}
+
+// A role is one side of a cross-host test, run by the peer agent in VM B
+// (in one VM, by a goroutine). It calls ready once the test may go on
+// (a server listens, a client starts), and ends with a result.
+type role func(ctx context.Context, req request, ready func(), rl *roleLog) error
+
+var roles = map[string]role{
+	"go-server": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		return dpRun(ctx, dpRoleServer, req.Args.DP, rl.logf, func(g *dpPeer) {
+			g.listen(udat.ConnQual(req.Port))
+			ready()
+			g.runServer()
+		})
+	},
+	"go-client": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		addr, err := netip.ParseAddr(req.Addr)
+		if err != nil {
+			return err
+		}
+		ready()
+		return dpRun(ctx, dpRoleClient, req.Args.DP, rl.logf, func(g *dpPeer) {
+			g.runClient(addr, udat.ConnQual(req.Port))
+		})
+	},
+	"c-server": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		return runDatPeer(ctx, req.Args.DatPeer, ready, rl, "-s", "-p", strconv.Itoa(int(req.Port)))
+	},
+	"c-client": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		args := []string{"-c", "-h", req.Addr, "-p", strconv.Itoa(int(req.Port))}
+		if req.Args.DP.Reject {
+			args = append(args, "-r")
+		}
+		ready()
+		return runDatPeer(ctx, req.Args.DatPeer, nil, rl, args...)
+	},
+	"stream-sink": runSink,
+}
+
+// roleLog collects a role's log lines and counters for its result.
+type roleLog struct {
+	mu     sync.Mutex
+	lines  []string
+	counts map[string]int
+}
+
+func (l *roleLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *roleLog) count(name string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.counts == nil {
+		l.counts = map[string]int{}
+	}
+	l.counts[name] += n
+}
+
+// runRole runs the role req names and returns its result.
+func runRole(ctx context.Context, req request, ready func()) result {
+	var rl roleLog
+	r, ok := roles[req.Role]
+	var err error
+	if !ok {
+		err = fmt.Errorf("no role %q", req.Role)
+	} else {
+		err = r(ctx, req, ready, &rl)
+	}
+	res := result{Log: rl.lines, Counts: rl.counts}
+	if err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+// datPeerProvider is the dat.conf entry of the cma provider on the netdev
+// under rxe0 (d0 in one VM, eth0 in the pair).
+func datPeerProvider() (string, error) {
+	dev := devtest.Device()
+	nds, _ := filepath.Glob("/sys/class/infiniband/" + dev + "/ports/1/gid_attrs/ndevs/*")
+	for _, f := range nds {
+		if b, err := os.ReadFile(f); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return "ofa-v2-cma-roe-" + strings.TrimSpace(string(b)), nil
+		}
+	}
+	return "", fmt.Errorf("no netdev found under %s", dev)
+}
+
+// runDatPeer runs the C datpeer with args; ready (if not nil) is called at
+// its "listening on conn_qual" line. It fails unless datpeer says PASSED.
+func runDatPeer(ctx context.Context, bin string, ready func(), rl *roleLog, args ...string) error {
+	prov, err := datPeerProvider()
+	if err != nil {
+		return err
+	}
+	conf, err := filepath.Abs(filepath.Join("..", "testdata", "datpeer", "dat.conf"))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-P", prov}, args...)...)
+	cmd.Env = append(os.Environ(), udat.DatConfEnv+"="+conf)
+	cmd.WaitDelay = 5 * time.Second
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return err
+	}
+	passed := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		rl.logf("datpeer: %s", line)
+		if strings.Contains(line, "listening on conn_qual") && ready != nil {
+			ready()
+		}
+		passed = passed || strings.Contains(line, ": PASSED")
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("datpeer %s: %w", strings.Join(args, " "), err)
+	}
+	if !passed {
+		return fmt.Errorf("datpeer %s ended without PASSED", strings.Join(args, " "))
+	}
+	return nil
+}
