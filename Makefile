@@ -1,7 +1,8 @@
 # udapl: uDAPL (DAT) for Go over rdma-core.
 #
 #   make demo    run udattest (server and client) over Soft-RoCE inside the test VM
-#   make test    host unit tests, then every test inside the Soft-RoCE VM
+#   make test    host unit tests, then every test inside the Soft-RoCE VM, and
+#                the cross-host and fault tests in a pair of VMs (test-2host)
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #
@@ -9,10 +10,11 @@
 
 GO      ?= go
 VMEXEC  := $(CURDIR)/scripts/vmexec
+PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build vet test test-host test-vm test-race demo bench clean
+.PHONY: all deps build vet test test-host test-vm test-race test-2host demo bench clean
 
 all: build
 
@@ -39,7 +41,13 @@ test-vm: deps
 test-race: deps
 	$(GO) test -count=1 -p 1 -race -timeout 30m -exec $(VMEXEC) ./cverbs/ ./udat/
 
-test: vet test-host test-vm test-race
+# The cross-host tests (./crosshost) in the pair of VMs of scripts/vmpair.sh:
+# A runs the tests, B the peer agent; the host carries out the faults. No
+# test may skip there for want of the pair.
+test-2host: deps
+	UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
+
+test: vet test-host test-vm test-race test-2host
 
 demo: deps
 	scripts/demo.sh

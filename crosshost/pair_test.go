@@ -90,7 +90,19 @@ type roleRun struct {
 	cancel func()
 }
 
-var roleSeq atomic.Int64
+var (
+	roleSeq atomic.Int64
+	// peerGen counts the kills of VM B: the roles of an earlier B never
+	// report.
+	peerGen atomic.Int64
+)
+
+func mustAddr(t testing.TB, s string) netip.Addr {
+	t.Helper()
+	a, err := netip.ParseAddr(s)
+	require.NoError(t, err)
+	return a
+}
 
 // startRole starts role on the peer host (in one VM: in a goroutine) and
 // waits until it is ready. The role is cancelled when the test ends.
@@ -205,9 +217,13 @@ func startRemoteRole(t *testing.T, req request) *roleRun {
 	require.NoError(t, err)
 	require.NoError(t, writeFileAtomic(base+".json", b))
 	var res *result
+	gen := peerGen.Load()
 	wait := func(ctx context.Context) (result, error) {
 		if res != nil {
 			return *res, nil
+		}
+		if peerGen.Load() != gen {
+			return result{}, errors.New("VM B was killed")
 		}
 		err := pollFile(ctx, base+".result")
 		if err != nil {
@@ -240,7 +256,7 @@ func startRemoteRole(t *testing.T, req request) *roleRun {
 		},
 		result: wait,
 		cancel: func() {
-			if res != nil {
+			if res != nil || peerGen.Load() != gen {
 				return
 			}
 			writeFileAtomic(base+".cancel", nil)
@@ -273,6 +289,9 @@ func hostFault(t *testing.T, what string) {
 	require.NoError(t, err)
 	reply := strings.TrimSpace(string(b))
 	require.True(t, strings.HasPrefix(reply, "ok"), "host request %q: %s", what, reply)
+	if what == "kill B" {
+		peerGen.Add(1)
+	}
 	t.Logf("host: %s: %s (%v)", what, reply, time.Since(start).Round(time.Millisecond))
 }
 

@@ -59,6 +59,26 @@ var roles = map[string]role{
 		return runDatPeer(ctx, req.Args.DatPeer, nil, rl, args...)
 	},
 	"stream-sink": runSink,
+	// hold-request listens and never answers the connection request.
+	"hold-request": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		e, err := openEndpoint(stream{}, 4096, 1)
+		if err != nil {
+			return err
+		}
+		defer e.close()
+		if e.crEVD, err = e.ia.CreateEVD(4, udat.EVDCRFlag); err != nil {
+			return err
+		}
+		if e.psp, err = e.ia.CreatePSP(udat.ConnQual(req.Port), e.crEVD, udat.PSPConsumerFlag); err != nil {
+			return err
+		}
+		ready()
+		if _, _, err := e.crEVD.WaitContext(ctx, 1); err == nil {
+			rl.logf("holding the connection request")
+		}
+		<-ctx.Done()
+		return nil
+	},
 }
 
 // roleLog collects a role's log lines and counters for its result.

@@ -25,6 +25,8 @@
 #   boot B            boot B again after a kill; answered when rxe0 is ready
 #   link off|on       take B's NIC link down or up (qemu set_link)
 #   stop B, cont B    freeze or resume B (qemu stop/cont)
+#   link-blip MS      B's link down for MS milliseconds, then up again
+#   freeze MS         B frozen for MS milliseconds, then resumed
 #
 # Environment: UDAPL_PAIR_MEM (MiB per VM, default 1024), UDAPL_PAIR_CPUS
 # (default 1); UDAPL_VM_TIMEOUT, UDAPL_VM_VERBOSE and UDAPL_VM_TIMING as for
@@ -109,6 +111,14 @@ host_agent() {
 				;;
 			"stop B" | "cont B")
 				monitor "$bdir" "$verb"
+				reply=ok
+				;;
+			"link-blip "* | "freeze "*)
+				# An outage of exactly $arg ms, timed here rather than
+				# across two requests.
+				if [ "$verb" = freeze ]; then monitor "$bdir" stop; else monitor "$bdir" "set_link n0 off"; fi
+				sleep "$(echo "scale=3; $arg / 1000" | bc)"
+				if [ "$verb" = freeze ]; then monitor "$bdir" cont; else monitor "$bdir" "set_link n0 on"; fi
 				reply=ok
 				;;
 			"boot B") reply=boot ;;

@@ -1,0 +1,311 @@
+package crosshost
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// Faults: the peer host dies, the link goes down, the peer host freezes,
+// packets are lost, connections fail. Every DTO either side posted is
+// accounted for exactly once (the endpoint's map of outstanding cookies
+// must end empty, and a second completion of a cookie fails the test), every
+// wait is bounded, and the time it took to notice is printed.
+
+// detectSlack is what a detection may take beyond the EP's DeadPeerTimeout:
+// the retransmit timer runs in jiffies and the emulated VMs are slow.
+const detectSlack = 3 * time.Second
+
+// streamPair starts a sink on the peer host and connects a source to it.
+func streamPair(t *testing.T, s stream) (*source, *roleRun) {
+	t.Helper()
+	port := nextPort()
+	sink := startRole(t, request{Role: "stream-sink", Port: port, Args: roleArgs{Stream: s}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := connectSource(ctx, s, peerAddr(t), port)
+	require.NoError(t, err)
+	t.Cleanup(src.close)
+	return src, sink
+}
+
+// runFor streams for d, or until a DTO fails.
+func (src *source) runFor(t *testing.T, d time.Duration, during func()) error {
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- src.run(context.Background(), stop, src.s.attr(0).DeadPeerTimeout()+detectSlack+10*time.Second) }()
+	if during != nil {
+		during()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		close(stop)
+	}
+	return <-done
+}
+
+func logCounts(t *testing.T, who string, counts map[string]int) {
+	t.Helper()
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, counts[k])
+	}
+	t.Logf("%s:%s", who, b.String())
+}
+
+// requireAccounted checks that every DTO posted completed once: posted =
+// ok + flushed + failed, per kind.
+func requireAccounted(t *testing.T, who string, counts map[string]int, left int) {
+	t.Helper()
+	for _, kind := range []string{"send", "write", "read", "recv"} {
+		posted := counts[kind+" posted"]
+		done := 0
+		for k, v := range counts {
+			if strings.HasPrefix(k, kind+" ") && k != kind+" posted" && k != kind+" left on the SRQ" && !strings.HasSuffix(k, "verified") {
+				done += v
+			}
+		}
+		if kind == "recv" {
+			done += counts["recv left on the SRQ"]
+		}
+		assert.Equal(t, posted, done, "%s: %s DTOs posted vs completed (%d still outstanding)", who, kind, left)
+	}
+}
+
+// TestStreams streams each DTO kind across the link for a while and ends
+// normally: the data checked on both sides, every DTO accounted for.
+func TestStreams(t *testing.T) {
+	for _, s := range []stream{{Kind: udat.DTOSend}, {Kind: udat.DTOSend, SRQ: true}, {Kind: udat.DTORDMAWrite}, {Kind: udat.DTORDMARead}} {
+		t.Run(fmt.Sprintf("%s srq=%v", opName(s.Kind), s.SRQ), func(t *testing.T) {
+			src, sink := streamPair(t, s)
+			require.NoError(t, src.runFor(t, 2*time.Second, nil))
+			require.True(t, src.firstErr.IsZero(), "a DTO failed: %v", src.firstStatus)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, src.finish(ctx))
+			assert.Equal(t, udat.EventConnectionDisconnected, src.connEvent)
+			res := sink.finish(t, time.Minute)
+			t.Logf("%s: %.2f MB/s", opName(s.Kind), float64(src.bytes)/src.stoppedAfter.Seconds()/1e6)
+			logCounts(t, "source", src.counts)
+			logCounts(t, "sink", res.Counts)
+			requireAccounted(t, "source", src.counts, len(src.posted))
+			requireAccounted(t, "sink", res.Counts, 0)
+			if s.Kind == udat.DTOSend {
+				assert.Equal(t, src.counts["send ok"]-1, res.Counts["msgs verified"], "every message but the end marker checked")
+			}
+		})
+	}
+}
+
+// requireBroken checks what the source saw after a fault that outlasts the
+// retransmission budget: a failed DTO within the bound, the rest flushed,
+// EventConnectionBroken, and its own receives flushed.
+func requireBroken(t *testing.T, src *source, faultAt time.Time) {
+	t.Helper()
+	bound := src.s.attr(0).DeadPeerTimeout() + detectSlack
+	require.False(t, src.firstErr.IsZero(), "no DTO failed")
+	detect := src.firstErr.Sub(faultAt)
+	t.Logf("detected %v after the fault (bound %v): first failed DTO %v", detect.Round(time.Millisecond), bound, src.firstStatus)
+	assert.Less(t, detect, bound, "detection time")
+	ctx := context.Background()
+	require.NoError(t, src.awaitEnd(ctx, 20*time.Second))
+	assert.Equal(t, udat.EventConnectionBroken, src.connEvent)
+	t.Logf("connection event %v %v after the fault; every DTO completed %v after it",
+		src.connEvent, src.connEventAt.Sub(faultAt).Round(time.Millisecond), src.drainedAt.Sub(faultAt).Round(time.Millisecond))
+	logCounts(t, "source (A)", src.counts)
+	requireAccounted(t, "source (A)", src.counts, len(src.posted))
+	require.Empty(t, src.posted, "DTOs never completed")
+}
+
+// TestPeerHostDies kills VM B in the middle of a stream of each kind.
+func TestPeerHostDies(t *testing.T) {
+	requirePair(t)
+	for _, s := range []stream{{Kind: udat.DTOSend}, {Kind: udat.DTORDMAWrite, SRQ: true}, {Kind: udat.DTORDMARead}} {
+		t.Run(fmt.Sprintf("%s srq=%v", opName(s.Kind), s.SRQ), func(t *testing.T) {
+			src, _ := streamPair(t, s)
+			var killedAt time.Time
+			err := src.runFor(t, time.Minute, func() {
+				time.Sleep(time.Second)
+				hostFault(t, "kill B")
+				killedAt = time.Now()
+			})
+			require.NoError(t, err)
+			requireBroken(t, src, killedAt)
+			rebootPeer(t)
+		})
+	}
+}
+
+// TestLinkOutage takes B's link down (qemu set_link) for less than the
+// retransmission budget, after which the stream goes on and all its data
+// arrives, and for longer, after which both sides see the connection end
+// and a new one works.
+func TestLinkOutage(t *testing.T) {
+	requirePair(t)
+	outage(t, "link-blip")
+}
+
+// TestHostFreezes freezes VM B (qemu stop, then cont), shorter and longer
+// than the budget, like TestLinkOutage.
+func TestHostFreezes(t *testing.T) {
+	requirePair(t)
+	outage(t, "freeze")
+}
+
+func outage(t *testing.T, fault string) {
+	s := stream{Kind: udat.DTORDMAWrite}
+	budget := s.attr(0).DeadPeerTimeout()
+	t.Run("shorter than the budget", func(t *testing.T) {
+		src, sink := streamPair(t, s)
+		short := budget / 4
+		err := src.runFor(t, 4*time.Second, func() {
+			time.Sleep(time.Second)
+			hostFault(t, fmt.Sprintf("%s %d", fault, short.Milliseconds()))
+		})
+		require.NoError(t, err)
+		require.True(t, src.firstErr.IsZero(), "a DTO failed after a %v outage: %v", short, src.firstStatus)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, src.finish(ctx))
+		res := sink.finish(t, time.Minute)
+		logCounts(t, "source (A)", src.counts)
+		logCounts(t, "sink (B)", res.Counts)
+		requireAccounted(t, "source (A)", src.counts, len(src.posted))
+		requireAccounted(t, "sink (B)", res.Counts, 0)
+		assert.Equal(t, 1, res.Counts["write regions verified"])
+	})
+	t.Run("longer than the budget", func(t *testing.T) {
+		src, sink := streamPair(t, s)
+		long := budget + 3*time.Second
+		var faultAt time.Time
+		err := src.runFor(t, time.Minute, func() {
+			time.Sleep(time.Second)
+			faultAt = time.Now()
+			hostFault(t, fmt.Sprintf("%s %d", fault, long.Milliseconds()))
+		})
+		require.NoError(t, err)
+		requireBroken(t, src, faultAt)
+		// B learns when A's disconnect request gets through, after the
+		// outage: rdma_cm resends it.
+		res := sink.finish(t, 2*time.Minute)
+		logCounts(t, "sink (B)", res.Counts)
+		requireAccounted(t, "sink (B)", res.Counts, 0)
+		t.Run("a new connection", func(t *testing.T) {
+			src, sink := streamPair(t, s)
+			require.NoError(t, src.runFor(t, time.Second, nil))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			require.NoError(t, src.finish(ctx))
+			sink.finish(t, time.Minute)
+		})
+	})
+}
+
+// TestLoss streams RDMA writes through tc netem on A's link at 0, 1 and 10 %
+// loss, with the defaults and with C DAPL's settings on rxe (retry count 7,
+// rdma_cm's ACK timeout 19), and reports the rates. The data is checked.
+func TestLoss(t *testing.T) {
+	requirePair(t)
+	for _, netem := range []string{"", "loss 1%", "loss 10%", "delay 5ms loss 1%"} {
+		for _, s := range []stream{{Kind: udat.DTORDMAWrite}, {Kind: udat.DTORDMAWrite, RetryCount: 7, ACKTimeout: 19}} {
+			name := fmt.Sprintf("%s retry=%d ack=%d", cmp(netem, "no loss"), s.attr(0).RetryCount, s.attr(0).ACKTimeout)
+			t.Run(name, func(t *testing.T) {
+				if netem != "" {
+					tc(t, "qdisc", "add", "dev", "eth0", "root", "netem", netem)
+					t.Cleanup(func() { tc(t, "qdisc", "del", "dev", "eth0", "root") })
+				}
+				src, sink := streamPair(t, s)
+				require.NoError(t, src.runFor(t, 3*time.Second, nil))
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				require.NoError(t, src.finish(ctx))
+				res := sink.finish(t, time.Minute)
+				assert.Equal(t, 1, res.Counts["write regions verified"])
+				requireAccounted(t, "source (A)", src.counts, len(src.posted))
+				t.Logf("RATE %-14s retry %d ack %2d: %6.2f MB/s (%d writes of %d B in %v)", cmp(netem, "no loss"),
+					s.attr(0).RetryCount, s.attr(0).ACKTimeout, float64(src.bytes)/src.stoppedAfter.Seconds()/1e6,
+					src.counts["write ok"], streamBlock, src.stoppedAfter.Round(time.Millisecond))
+			})
+		}
+	}
+}
+
+func cmp(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
+}
+
+func tc(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command("tc", args...).CombinedOutput()
+	require.NoError(t, err, "tc %s: %s", strings.Join(args, " "), out)
+}
+
+// TestConnectionFailures: an address nobody has, a port nobody listens
+// on, and (in the pair) a peer that dies between the request and the
+// accept. Each ends in a connection event within the connect timeout.
+func TestConnectionFailures(t *testing.T) {
+	connect := func(t *testing.T, addr string, port uint16, timeout time.Duration) udat.EventNumber {
+		t.Helper()
+		e, err := openEndpoint(stream{}, 4096, 1)
+		require.NoError(t, err)
+		defer e.close()
+		start := time.Now()
+		require.NoError(t, e.ep.Connect(mustAddr(t, addr), udat.ConnQual(port), udat.Timeout(timeout/time.Microsecond), nil, udat.QoSBestEffort, udat.ConnectDefault))
+		ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+		defer cancel()
+		ev, _, err := e.conn.WaitContext(ctx, 1)
+		require.NoError(t, err, "no connection event")
+		t.Logf("%v after %v", ev.Number, time.Since(start).Round(time.Millisecond))
+		return ev.Number
+	}
+	t.Run("an address nobody has", func(t *testing.T) {
+		selfAddr(t)
+		ev := connect(t, "192.0.2.99", nextPort(), 5*time.Second)
+		assert.Contains(t, []udat.EventNumber{udat.EventConnectionUnreachable, udat.EventConnectionTimedOut}, ev)
+	})
+	t.Run("no listener on the port", func(t *testing.T) {
+		ev := connect(t, peerAddr(t).String(), nextPort(), 10*time.Second)
+		assert.Equal(t, udat.EventConnectionNonPeerRejected, ev)
+	})
+	t.Run("the peer dies before it accepts", func(t *testing.T) {
+		requirePair(t)
+		port := nextPort()
+		startRole(t, request{Role: "hold-request", Port: port})
+		e, err := openEndpoint(stream{}, 4096, 1)
+		require.NoError(t, err)
+		defer e.close()
+		const timeout = 8 * time.Second
+		require.NoError(t, e.ep.Connect(peerAddr(t), udat.ConnQual(port), udat.Timeout(timeout/time.Microsecond), nil, udat.QoSBestEffort, udat.ConnectDefault))
+		time.Sleep(time.Second)
+		hostFault(t, "kill B")
+		killedAt := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+		defer cancel()
+		ev, _, err := e.conn.WaitContext(ctx, 1)
+		require.NoError(t, err, "no connection event")
+		t.Logf("%v %v after the kill", ev.Number, time.Since(killedAt).Round(time.Millisecond))
+		assert.Contains(t, []udat.EventNumber{udat.EventConnectionTimedOut, udat.EventConnectionUnreachable, udat.EventConnectionNonPeerRejected}, ev.Number)
+		rebootPeer(t)
+	})
+}
