@@ -42,7 +42,9 @@ func streamPair(t *testing.T, s stream) (*source, *roleRun) {
 func (src *source) runFor(t *testing.T, d time.Duration, during func()) error {
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- src.run(context.Background(), stop, src.s.attr(0).DeadPeerTimeout()+detectSlack+10*time.Second) }()
+	go func() {
+		done <- src.run(context.Background(), stop, src.s.attr(0).DeadPeerTimeout()+detectSlack+10*time.Second)
+	}()
 	if during != nil {
 		during()
 	}
@@ -132,7 +134,10 @@ func requireBroken(t *testing.T, src *source, faultAt time.Time) {
 		src.connEvent, src.connEventAt.Sub(faultAt).Round(time.Millisecond), src.drainedAt.Sub(faultAt).Round(time.Millisecond))
 	logCounts(t, "source (A)", src.counts)
 	requireAccounted(t, "source (A)", src.counts, len(src.posted))
-	require.Empty(t, src.posted, "DTOs never completed")
+	assert.Zero(t, src.inflight, "requests never completed")
+	if src.srq == nil {
+		assert.Empty(t, src.posted, "receives never completed")
+	}
 }
 
 // TestPeerHostDies kills VM B in the middle of a stream of each kind.
@@ -144,12 +149,12 @@ func TestPeerHostDies(t *testing.T) {
 			var killedAt time.Time
 			err := src.runFor(t, time.Minute, func() {
 				time.Sleep(time.Second)
+				t.Cleanup(func() { rebootPeer(t) })
 				hostFault(t, "kill B")
 				killedAt = time.Now()
 			})
 			require.NoError(t, err)
 			requireBroken(t, src, killedAt)
-			rebootPeer(t)
 		})
 	}
 }
@@ -170,6 +175,12 @@ func TestHostFreezes(t *testing.T) {
 	outage(t, "freeze")
 }
 
+// cut asks the host for an outage of d.
+func cut(t *testing.T, fault string, d time.Duration) {
+	t.Helper()
+	hostFault(t, fmt.Sprintf("%s %d", fault, d.Milliseconds()))
+}
+
 func outage(t *testing.T, fault string) {
 	s := stream{Kind: udat.DTORDMAWrite}
 	budget := s.attr(0).DeadPeerTimeout()
@@ -178,7 +189,7 @@ func outage(t *testing.T, fault string) {
 		short := budget / 4
 		err := src.runFor(t, 4*time.Second, func() {
 			time.Sleep(time.Second)
-			hostFault(t, fmt.Sprintf("%s %d", fault, short.Milliseconds()))
+			cut(t, fault, short)
 		})
 		require.NoError(t, err)
 		require.True(t, src.firstErr.IsZero(), "a DTO failed after a %v outage: %v", short, src.firstStatus)
@@ -199,13 +210,14 @@ func outage(t *testing.T, fault string) {
 		err := src.runFor(t, time.Minute, func() {
 			time.Sleep(time.Second)
 			faultAt = time.Now()
-			hostFault(t, fmt.Sprintf("%s %d", fault, long.Milliseconds()))
+			cut(t, fault, long)
 		})
 		require.NoError(t, err)
 		requireBroken(t, src, faultAt)
 		// B learns when A's disconnect request gets through, after the
 		// outage: rdma_cm resends it.
 		res := sink.finish(t, 2*time.Minute)
+		t.Logf("B's sink reported the end %v after the fault began", time.Since(faultAt).Round(time.Millisecond))
 		logCounts(t, "sink (B)", res.Counts)
 		requireAccounted(t, "sink (B)", res.Counts, 0)
 		t.Run("a new connection", func(t *testing.T) {
@@ -229,7 +241,7 @@ func TestLoss(t *testing.T) {
 			name := fmt.Sprintf("%s retry=%d ack=%d", cmp(netem, "no loss"), s.attr(0).RetryCount, s.attr(0).ACKTimeout)
 			t.Run(name, func(t *testing.T) {
 				if netem != "" {
-					tc(t, "qdisc", "add", "dev", "eth0", "root", "netem", netem)
+					tc(t, append([]string{"qdisc", "add", "dev", "eth0", "root", "netem"}, strings.Fields(netem)...)...)
 					t.Cleanup(func() { tc(t, "qdisc", "del", "dev", "eth0", "root") })
 				}
 				src, sink := streamPair(t, s)
@@ -298,6 +310,7 @@ func TestConnectionFailures(t *testing.T) {
 		const timeout = 8 * time.Second
 		require.NoError(t, e.ep.Connect(peerAddr(t), udat.ConnQual(port), udat.Timeout(timeout/time.Microsecond), nil, udat.QoSBestEffort, udat.ConnectDefault))
 		time.Sleep(time.Second)
+		t.Cleanup(func() { rebootPeer(t) })
 		hostFault(t, "kill B")
 		killedAt := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
@@ -306,6 +319,5 @@ func TestConnectionFailures(t *testing.T) {
 		require.NoError(t, err, "no connection event")
 		t.Logf("%v %v after the kill", ev.Number, time.Since(killedAt).Round(time.Millisecond))
 		assert.Contains(t, []udat.EventNumber{udat.EventConnectionTimedOut, udat.EventConnectionUnreachable, udat.EventConnectionNonPeerRejected}, ev.Number)
-		rebootPeer(t)
 	})
 }

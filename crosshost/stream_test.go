@@ -306,9 +306,9 @@ func checkPattern(b []byte, seq uint64, off int) error {
 // source is the test's side of a stream.
 type source struct {
 	*endpoint
-	s       stream
-	peerVA  uint64
-	peerRMR uint32
+	s        stream
+	peerVA   uint64
+	peerRMR  uint32
 	seq      uint64
 	inflight int // requests posted and not completed
 	bytes    int64
