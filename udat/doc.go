@@ -86,6 +86,16 @@
 // (OFA DAPL), so a Go program and a C uDAPL program connect to each other: see
 // ConnQualPort and the notes in connect.go.
 //
+// A dead peer or a broken link is noticed: an EP resends an unacknowledged
+// packet after its ACK timeout and gives up after RetryCount resends in a
+// row, so the first outstanding DTO fails with DTOErrTransport, the others
+// are flushed and EventConnectionBroken arrives, about
+// EPAttr.DeadPeerTimeout (0.5 s with the defaults) after the last
+// acknowledgement. The C reference connects with retry count 7, which
+// Soft-RoCE treats as "retry forever". A side with nothing outstanding hears
+// of a broken connection only from the peer's disconnect request; one that
+// must know within a bound posts a small DTO now and then (retransmit.go).
+//
 // # The DAT calls and their Go forms
 //
 //	dat_ia_open                    OpenIA(name, asyncEVDQLen)
