@@ -150,8 +150,8 @@ func TestPeerHostDies(t *testing.T) {
 			err := src.runFor(t, time.Minute, func() {
 				time.Sleep(time.Second)
 				t.Cleanup(func() { rebootPeer(t) })
+				killedAt = time.Now() // the kill itself comes a little later
 				hostFault(t, "kill B")
-				killedAt = time.Now()
 			})
 			require.NoError(t, err)
 			requireBroken(t, src, killedAt)
@@ -311,8 +311,8 @@ func TestConnectionFailures(t *testing.T) {
 		require.NoError(t, e.ep.Connect(peerAddr(t), udat.ConnQual(port), udat.Timeout(timeout/time.Microsecond), nil, udat.QoSBestEffort, udat.ConnectDefault))
 		time.Sleep(time.Second)
 		t.Cleanup(func() { rebootPeer(t) })
-		hostFault(t, "kill B")
 		killedAt := time.Now()
+		hostFault(t, "kill B")
 		ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 		defer cancel()
 		ev, _, err := e.conn.WaitContext(ctx, 1)
