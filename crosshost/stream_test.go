@@ -313,7 +313,8 @@ type source struct {
 	inflight int // requests posted and not completed
 	bytes    int64
 
-	// The first failed completion and the connection event that followed.
+	// The first failed completion, when the last request completed, and
+	// the connection event.
 	firstErr     time.Time
 	firstStatus  udat.DTOStatus
 	connEvent    udat.EventNumber
@@ -449,6 +450,18 @@ func (src *source) run(ctx context.Context, stop <-chan struct{}, drain time.Dur
 			}
 		}
 	}
+	src.drainedAt = time.Now()
+	if src.firstErr.IsZero() {
+		return nil
+	}
+	// A failed stream: the connection event must follow.
+	wctx, cancel := context.WithTimeout(ctx, drain)
+	defer cancel()
+	ev, _, err := src.conn.WaitContext(wctx, 1)
+	if err != nil {
+		return fmt.Errorf("no connection event after a failed DTO: %w", err)
+	}
+	src.connEvent, src.connEventAt = ev.Number, time.Now()
 	return nil
 }
 
@@ -500,6 +513,5 @@ func (src *source) awaitEnd(ctx context.Context, d time.Duration) error {
 	if src.srq != nil {
 		src.counts["recv left on the SRQ"] = len(src.posted)
 	}
-	src.drainedAt = time.Now()
 	return nil
 }
