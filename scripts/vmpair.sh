@@ -117,7 +117,7 @@ host_agent() {
 				# An outage of exactly $arg ms, timed here rather than
 				# across two requests.
 				if [ "$verb" = freeze ]; then monitor "$bdir" stop; else monitor "$bdir" "set_link n0 off"; fi
-				sleep "$(echo "scale=3; $arg / 1000" | bc)"
+				sleep "$((arg / 1000)).$(printf %03d $((arg % 1000)))"
 				if [ "$verb" = freeze ]; then monitor "$bdir" cont; else monitor "$bdir" "set_link n0 on"; fi
 				reply=ok
 				;;
