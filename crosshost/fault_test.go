@@ -1,6 +1,7 @@
 package crosshost
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -246,7 +247,7 @@ func TestLoss(t *testing.T) {
 	requirePair(t)
 	for _, netem := range []string{"", "loss 1%", "loss 10%", "delay 5ms loss 1%"} {
 		for _, s := range []stream{{Kind: udat.DTORDMAWrite}, {Kind: udat.DTORDMAWrite, RetryCount: 7, ACKTimeout: 19}} {
-			name := fmt.Sprintf("%s retry=%d ack=%d", cmp(netem, "no loss"), s.attr(0).RetryCount, s.attr(0).ACKTimeout)
+			name := fmt.Sprintf("%s retry=%d ack=%d", cmp.Or(netem, "no loss"), s.attr(0).RetryCount, s.attr(0).ACKTimeout)
 			t.Run(name, func(t *testing.T) {
 				if netem != "" {
 					tc(t, append([]string{"qdisc", "add", "dev", "eth0", "root", "netem"}, strings.Fields(netem)...)...)
@@ -260,19 +261,12 @@ func TestLoss(t *testing.T) {
 				res := sink.finish(t, time.Minute)
 				assert.Equal(t, 1, res.Counts["write regions verified"])
 				requireAccounted(t, "source (A)", src.counts, len(src.posted))
-				t.Logf("RATE %-14s retry %d ack %2d: %6.2f MB/s (%d writes of %d B in %v)", cmp(netem, "no loss"),
+				t.Logf("RATE %-14s retry %d ack %2d: %6.2f MB/s (%d writes of %d B in %v)", cmp.Or(netem, "no loss"),
 					s.attr(0).RetryCount, s.attr(0).ACKTimeout, float64(src.bytes)/src.stoppedAfter.Seconds()/1e6,
 					src.counts["write ok"], streamBlock, src.stoppedAfter.Round(time.Millisecond))
 			})
 		}
 	}
-}
-
-func cmp(s, dflt string) string {
-	if s == "" {
-		return dflt
-	}
-	return s
 }
 
 func tc(t *testing.T, args ...string) {
