@@ -331,6 +331,22 @@ var cConsts = []cConst{
 	{"HandleTypeSRQ", int64(HandleTypeSRQ), "DAT_HANDLE_TYPE_SRQ"},
 	{"HandleTypeCSP", int64(HandleTypeCSP), "DAT_HANDLE_TYPE_CSP"},
 	{"HandleTypeExtensionBase", int64(HandleTypeExtensionBase), "DAT_HANDLE_TYPE_EXTENSION_BASE"},
+	// ext_ib.go
+	{"IBExtensionVersion", int64(IBExtensionVersion), "DAT_IB_EXTENSION_VERSION"},
+	{"EventIBDTO", int64(EventIBDTO), "DAT_IB_DTO_EVENT"},
+	{"DTOIBRDMAWriteImmed", int64(DTOIBRDMAWriteImmed), "DAT_IB_DTO_RDMA_WRITE_IMMED"},
+	{"DTOIBRecvImmed", int64(DTOIBRecvImmed), "DAT_IB_DTO_RECV_IMMED"},
+	{"DTOIBFetchAdd", int64(DTOIBFetchAdd), "DAT_IB_DTO_FETCH_ADD"},
+	{"DTOIBCmpSwap", int64(DTOIBCmpSwap), "DAT_IB_DTO_CMP_SWAP"},
+	{"DTOIBRecvMsgImmed", int64(DTOIBRecvMsgImmed), "DAT_IB_DTO_RECV_MSG_IMMED"},
+	{"MemPrivIBRemoteAtomic", int64(MemPrivIBRemoteAtomic), "DAT_IB_MEM_PRIV_REMOTE_ATOMIC"},
+	{"IBFetchAndAdd", int64(IBFetchAndAdd), "DAT_IB_FETCH_AND_ADD"},
+	{"IBCmpAndSwap", int64(IBCmpAndSwap), "DAT_IB_CMP_AND_SWAP"},
+	{"IBRDMAWriteImmed", int64(IBRDMAWriteImmed), "DAT_IB_RDMA_WRITE_IMMED"},
+	{"IBRDMAWriteImmedData", int64(IBRDMAWriteImmedData), "DAT_IB_RDMA_WRITE_IMMED_DATA"},
+	{"IBRecvImmedData", int64(IBRecvImmedData), "DAT_IB_RECV_IMMED_DATA"},
+	{"IBOpSuccess", int64(IBOpSuccess), "DAT_OP_SUCCESS"},
+	{"IBOpErr", int64(IBOpErr), "DAT_IB_OP_ERR"},
 }
 
 // requireCHeaders fails the test when the DAT 2.0 headers were not
@@ -373,7 +389,7 @@ func TestCHeadersCoverAllConstants(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	fset := token.NewFileSet()
-	for _, file := range []string{"return.go", "consts.go"} {
+	for _, file := range []string{"return.go", "consts.go", "ext_ib.go"} {
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {

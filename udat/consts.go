@@ -131,7 +131,11 @@ var dtoOpNames = map[DTOOp]string{
 	DTOBindMW:                "DAT_DTO_BIND_MW",
 	DTOLMRFMR:                "DAT_DTO_LMR_FMR",
 	DTOLMRInvalidate:         "DAT_DTO_LMR_INVALIDATE",
-	DTOExtensionBase:         "DAT_DTO_EXTENSION_BASE",
+	DTOIBRDMAWriteImmed:      "DAT_IB_DTO_RDMA_WRITE_IMMED", // DAT_DTO_EXTENSION_BASE
+	DTOIBRecvImmed:           "DAT_IB_DTO_RECV_IMMED",
+	DTOIBFetchAdd:            "DAT_IB_DTO_FETCH_ADD",
+	DTOIBCmpSwap:             "DAT_IB_DTO_CMP_SWAP",
+	DTOIBRecvMsgImmed:        "DAT_IB_DTO_RECV_MSG_IMMED",
 }
 
 // String returns the C name of op, e.g. "DAT_DTO_RDMA_WRITE".
@@ -648,7 +652,7 @@ var eventNumberNames = map[EventNumber]string{
 	EventHAUpToMultiPath:                 "DAT_HA_UP_TO_MULTI_PATH",
 	EventSoftware:                        "DAT_SOFTWARE_EVENT",
 	EventExtension:                       "DAT_EXTENSION_EVENT",
-	EventIBExtensionRangeBase:            "DAT_IB_EXTENSION_RANGE_BASE",
+	EventIBDTO:                           "DAT_IB_DTO_EVENT", // DAT_IB_EXTENSION_RANGE_BASE
 	EventIWExtensionRangeBase:            "DAT_IW_EXTENSION_RANGE_BASE",
 }
 

@@ -62,7 +62,20 @@ type dtoSlot struct {
 	nlmr    uint16
 	status  DTOStatus
 	xfer    uint64 // bytes received or read (from the work completion)
+	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
+	receive bool   // a receive: it reports xfer as its transferred length
 	rmr     *RMR   // for memory window binds
+}
+
+// record keeps what the work completion of the slot's DTO says: its status,
+// the bytes it moved, and for a receive the immediate data it brought,
+// which make it an extended receive (ext_ib.go). A completion in error
+// says nothing else.
+func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
+	s.status, s.xfer = status, uint64(wc.ByteLen)
+	if s.receive && status == DTOSuccess {
+		s.op, s.immed = recvOpOf(wc), wc.Imm
+	}
 }
 
 // fifoRing tracks the DTOs of a queue that completes in posting order: an EP's
@@ -188,7 +201,8 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 	seq := r.tail
 	i := int(seq % uint32(len(r.slots)))
 	s := &r.slots[i]
-	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
+	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs)),
+		receive: op == DTOReceive}
 	copy(r.lmrs[i*r.maxIOV:], lmrs)
 	for _, l := range lmrs {
 		l.inflight.Add(1)
@@ -231,7 +245,7 @@ func unref(lm []*LMR) {
 // slot (RC completes in order, so they are done too) is released at once;
 // the completions are reported in posting order by next. It returns false
 // if seq names no pending slot (a stale completion).
-func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, xfer uint64) bool {
+func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) bool {
 	if owner != r.owner || seq-r.head >= r.tail-r.head {
 		return false
 	}
@@ -240,7 +254,8 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, xfer uint64) bo
 	if !s.busy || s.done || s.flushed {
 		return false
 	}
-	s.done, s.report, s.status, s.xfer = true, s.op != dtoMarker, status, xfer
+	s.done, s.report = true, s.op != dtoMarker
+	s.record(status, wc)
 	r.dropLMRs(seq % n)
 	for q := r.head; q != seq; q++ {
 		o := &r.slots[q%n]
@@ -363,7 +378,8 @@ func (r *poolRing) full() bool { return len(r.free) == 0 || r.outstanding() >= r
 func (r *poolRing) reserve(cookie, length uint64, lmrs []*LMR) uint32 {
 	i := r.free[len(r.free)-1]
 	r.free = r.free[:len(r.free)-1]
-	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs))}
+	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs)),
+		receive: true}
 	copy(r.lmrs[int(i)*r.maxIOV:], lmrs)
 	for _, l := range lmrs {
 		l.inflight.Add(1)

@@ -5,12 +5,13 @@ import "net/netip"
 // Event is one DAT event (DAT_EVENT). Number says which of the data fields
 // is meaningful: DTO for EventDTOCompletion, RMR for EventRMRBindCompletion,
 // CR for EventConnectionRequest, Conn for the connection events, Async for
-// the asynchronous errors and Software for EventSoftware. Events are plain
-// values: dequeuing one does not allocate.
+// the asynchronous errors and Software for EventSoftware; EventIBDTO fills
+// DTO and IB. Events are plain values: dequeuing one does not allocate.
 type Event struct {
 	Number   EventNumber
 	EVD      *EVD
 	DTO      DTOCompletionData
+	IB       IBExtensionData // the event_extension_data of EventIBDTO
 	RMR      RMRBindCompletionData
 	CR       CRArrivalData
 	Conn     ConnectionEventData

@@ -115,7 +115,7 @@ func (ia *IA) AllocLMR(pz *PZ, length int, priv MemPriv) (*LMR, error) {
 }
 
 func checkPriv(op string, priv MemPriv, vaType VAType) error {
-	if priv&^MemPrivAll != 0 {
+	if priv&^(MemPrivAll|MemPrivIBRemoteAtomic) != 0 {
 		return newError(op, InvalidParameter|InvalidArg6)
 	}
 	if vaType != VATypeVA {
@@ -125,7 +125,8 @@ func checkPriv(op string, priv MemPriv, vaType VAType) error {
 }
 
 // access maps DAT privileges to verbs access flags. Remote write needs local
-// write in verbs; local read is always allowed.
+// write in verbs; local read is always allowed. MemPrivIBRemoteAtomic (the
+// IB extension) is IBV_ACCESS_REMOTE_ATOMIC.
 func (ia *IA) access(priv MemPriv) cverbs.Access {
 	var a cverbs.Access
 	if priv&MemPrivLocalWrite != 0 {
@@ -136,6 +137,9 @@ func (ia *IA) access(priv MemPriv) cverbs.Access {
 	}
 	if priv&MemPrivRemoteRead != 0 {
 		a |= cverbs.AccessRemoteRead
+	}
+	if priv&MemPrivIBRemoteAtomic != 0 {
+		a |= cverbs.AccessRemoteAtomic
 	}
 	return a
 }

@@ -104,15 +104,25 @@ func anyDead(lmrv []*LMR) bool {
 	return false
 }
 
-// Request is one send, RDMA write or RDMA read of a batch that
-// EP.PostRequests posts. Its fields are the arguments of the call that posts
-// it alone (dat_ep_post_send, dat_ep_post_rdma_write, dat_ep_post_rdma_read).
+// Request is one send, RDMA write, RDMA read or IB extension DTO of a batch
+// that EP.PostRequests posts. Its fields are the arguments of the call that
+// posts it alone (dat_ep_post_send, dat_ep_post_rdma_write,
+// dat_ep_post_rdma_read, and the extensions of ext_ib.go).
 type Request struct {
-	Op       DTOOp // DTOSend, DTORDMAWrite or DTORDMARead
+	// Op is DTOSend, DTORDMAWrite, DTORDMARead, DTOIBRDMAWriteImmed,
+	// DTOIBFetchAdd or DTOIBCmpSwap.
+	Op       DTOOp
 	LocalIOV []LMRTriplet
 	Cookie   uint64
-	Remote   RMRTriplet // RDMA writes and reads
+	Remote   RMRTriplet // RDMA and atomics
 	Flags    CompletionFlags
+	// Immed is the immediate data of DTOIBRDMAWriteImmed, and of a DTOSend
+	// when WithImmed is set (PostSendImmed).
+	Immed     uint32
+	WithImmed bool
+	Add       uint64 // DTOIBFetchAdd: the value added
+	Compare   uint64 // DTOIBCmpSwap: the value compared
+	Swap      uint64 // DTOIBCmpSwap: the value swapped in
 }
 
 // Recv is one receive of a batch that EP.PostRecvs posts: the arguments of
@@ -175,7 +185,7 @@ func (ep *EP) PostRequests(reqs []Request) (int, error) {
 
 // postOne posts a single request: the DAT calls.
 func (ep *EP) postOne(req Request) error {
-	if err := ep.check(requestOps[req.Op].name); err != nil { // req.Op is one of the three
+	if err := ep.check(requestName(req.Op)); err != nil {
 		return err
 	}
 	reqs := [1]Request{req}
@@ -184,34 +194,56 @@ func (ep *EP) postOne(req Request) error {
 }
 
 // requestOp describes one kind of request: the DAT call that posts it, its
-// verb, the DAT_INVALID_ARG subtypes of its flags argument and of the
-// argument that sets its size, and the local privilege its segments need.
+// verb, the DAT_INVALID_ARG subtypes of its flags argument, of the argument
+// that sets its size and of its remote buffer, and the local privilege its
+// segments need.
 type requestOp struct {
-	name    string
-	verb    cverbs.SendOp
-	flagArg Return
-	iovArg  Return
-	need    MemPriv
+	name      string
+	verb      cverbs.SendOp
+	flagArg   Return
+	iovArg    Return
+	remoteArg Return
+	need      MemPriv
 }
 
 var requestOps = [...]requestOp{
-	DTOSend:      {"dat_ep_post_send", cverbs.OpSend, InvalidArg5, InvalidArg3, MemPrivLocalRead},
-	DTORDMAWrite: {"dat_ep_post_rdma_write", cverbs.OpRDMAWrite, InvalidArg6, InvalidArg3, MemPrivLocalRead},
-	DTORDMARead:  {"dat_ep_post_rdma_read", cverbs.OpRDMARead, InvalidArg6, InvalidArg5, MemPrivLocalWrite},
+	DTOSend:             {"dat_ep_post_send", cverbs.OpSend, InvalidArg5, InvalidArg3, 0, MemPrivLocalRead},
+	DTORDMAWrite:        {"dat_ep_post_rdma_write", cverbs.OpRDMAWrite, InvalidArg6, InvalidArg3, InvalidArg5, MemPrivLocalRead},
+	DTORDMARead:         {"dat_ep_post_rdma_read", cverbs.OpRDMARead, InvalidArg6, InvalidArg5, InvalidArg5, MemPrivLocalWrite},
+	DTOIBRDMAWriteImmed: {"dat_ib_post_rdma_write_immed", cverbs.OpRDMAWriteImm, InvalidArg7, InvalidArg3, InvalidArg5, MemPrivLocalRead},
+	DTOIBFetchAdd:       {"dat_ib_post_fetch_and_add", cverbs.OpAtomicFetchAdd, InvalidArg6, InvalidArg3, InvalidArg5, MemPrivLocalWrite},
+	DTOIBCmpSwap:        {"dat_ib_post_cmp_and_swap", cverbs.OpAtomicCmpSwap, InvalidArg7, InvalidArg4, InvalidArg6, MemPrivLocalWrite},
+}
+
+// requestOpOf returns the description of requests of kind op, or nil if
+// op is not one that PostRequests posts.
+func requestOpOf(op DTOOp) *requestOp {
+	if op < DTOOp(len(requestOps)) && requestOps[op].name != "" {
+		return &requestOps[op]
+	}
+	return nil
 }
 
 // requestName is the DAT call that posts a request of kind op.
 func requestName(op DTOOp) string {
-	if op < DTOOp(len(requestOps)) {
-		return requestOps[op].name
+	if o := requestOpOf(op); o != nil {
+		return o.name
 	}
 	return "dat_ep_post_send"
+}
+
+// verb is the work request operation that carries req.
+func (req *Request) verb(o *requestOp) cverbs.SendOp {
+	if req.WithImmed && req.Op == DTOSend {
+		return cverbs.OpSendImm
+	}
+	return o.verb
 }
 
 // maxIOV returns how many segments the EP allows a request of kind op.
 func (ep *EP) maxIOV(op DTOOp) int {
 	switch op {
-	case DTORDMAWrite:
+	case DTORDMAWrite, DTOIBRDMAWriteImmed:
 		return ep.attr.MaxRDMAWriteIOV
 	case DTORDMARead:
 		return ep.attr.MaxRDMAReadIOV
@@ -224,12 +256,14 @@ func (ep *EP) maxIOV(op DTOOp) int {
 // and r.lmrv with their LMRs. It returns the bytes the DTO moves. Caller
 // holds r.mu.
 func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverbs.SGE, uint64, error) {
-	if req.Op >= DTOOp(len(requestOps)) {
-		return nil, 0, newError("dat_ep_post_send", InvalidParameter|InvalidArg2)
+	o := requestOpOf(req.Op)
+	if o == nil || (req.WithImmed && req.Op != DTOSend) {
+		return nil, 0, newError(requestName(req.Op), InvalidParameter|InvalidArg2)
 	}
-	o := &requestOps[req.Op]
 	flags := req.Flags
-	if flags&^validRequestFlags != 0 || (req.Op == DTORDMARead && flags&CompletionSolicitedWait != 0) ||
+	// Only DTOs that reach the peer's receive queue can be solicited: not
+	// RDMA reads or atomics, the requests that write local memory.
+	if flags&^validRequestFlags != 0 || (o.need == MemPrivLocalWrite && flags&CompletionSolicitedWait != 0) ||
 		(flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0) {
 		return nil, 0, newError(o.name, InvalidParameter|o.flagArg)
 	}
@@ -252,9 +286,13 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 		}
 		total = uint64(req.Remote.SegmentLength)
 		sge, r.lmrv = trimSGE(sge, r.lmrv, total)
-	case DTORDMAWrite:
+	case DTORDMAWrite, DTOIBRDMAWriteImmed:
 		if total > uint64(req.Remote.SegmentLength) {
 			return nil, 0, newError(o.name, LengthError)
+		}
+	case DTOIBFetchAdd, DTOIBCmpSwap:
+		if err := ep.checkAtomic(o, req, total); err != nil {
+			return nil, 0, err
 		}
 	}
 	if limit := ep.ia.maxMessageSize(); total > limit {
@@ -284,12 +322,13 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		if sge, total, err = ep.checkRequest(r, req, r.sgeSlot(k)); err != nil {
 			break
 		}
+		o := &requestOps[req.Op]
 		if st != EPStateConnected && st != EPStateDisconnected {
-			err = newError(requestOps[req.Op].name, InvalidState|stateSubtype(st))
+			err = newError(o.name, InvalidState|stateSubtype(st))
 			break
 		}
 		if r.full() {
-			err = newError(requestOps[req.Op].name, InsufficientResources)
+			err = newError(o.name, InsufficientResources)
 			break
 		}
 		if st == EPStateDisconnected {
@@ -301,7 +340,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		seq := r.reserve(req.Cookie, total, req.Op, signaled, r.lmrv)
 		if anyDead(r.lmrv) {
 			r.unreserve()
-			err = newError(requestOps[req.Op].name, PrivilegesViolation)
+			err = newError(o.name, PrivilegesViolation)
 			break
 		}
 		wf := cverbs.SendFlags(0)
@@ -311,14 +350,19 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		if req.Flags&CompletionBarrierFence != 0 {
 			wf |= cverbs.SendFence
 		}
-		if total > 0 && total <= ep.maxInline && req.Op != DTORDMARead {
+		if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes
 			wf |= cverbs.SendInline
 		}
 		if req.Flags&CompletionSolicitedWait != 0 {
 			wf |= cverbs.SendSolicited
 		}
-		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: requestOps[req.Op].verb, Flags: wf,
-			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext}
+		compareAdd := req.Add
+		if req.Op == DTOIBCmpSwap {
+			compareAdd = req.Compare
+		}
+		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: wf,
+			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
+			Imm: req.Immed, CompareAdd: compareAdd, Swap: req.Swap}
 	}
 	if st == EPStateDisconnected {
 		r.mu.Unlock()
@@ -335,7 +379,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			r.unreserve()
 		}
 		r.mu.Unlock()
-		return n, verbsErr(requestOps[reqs[n].Op].name, perr, InsufficientResources)
+		return n, verbsErr(requestName(reqs[n].Op), perr, InsufficientResources)
 	}
 	r.mu.Unlock()
 	return k, err
@@ -485,7 +529,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			r = ep.rq
 		}
 		r.mu.Lock()
-		if r.complete(owner, seq, status, uint64(wc.ByteLen)) {
+		if r.complete(owner, seq, status, wc) {
 			for s, ok := r.next(); ok; s, ok = r.next() {
 				e.pushLocked(ep.slotEvent(s))
 			}
@@ -500,7 +544,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		if !ok {
 			return
 		}
-		s.status, s.xfer = status, uint64(wc.ByteLen)
+		s.record(status, wc)
 		e.pushLocked(ep.slotEvent(s))
 	}
 	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
@@ -540,10 +584,14 @@ func (ep *EP) slotEvent(s dtoSlot) Event {
 	var n uint64
 	if s.status == DTOSuccess {
 		n = s.length
-		if s.op == DTOReceive {
+		if s.receive {
 			n = s.xfer
 		}
 	}
-	return Event{Number: EventDTOCompletion,
+	ev := Event{Number: EventDTOCompletion,
 		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}}
+	if s.op >= DTOExtensionBase {
+		ev.Number, ev.IB = EventIBDTO, ibExtension(s.op, s.status, s.immed)
+	}
+	return ev
 }

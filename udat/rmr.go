@@ -83,7 +83,7 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 			return 0, newError(op, InvalidParameter|InvalidArg3)
 		}
 	}
-	if priv&^(MemPrivRemoteRead|MemPrivRemoteWrite|MemPrivLocalRead|MemPrivLocalWrite) != 0 {
+	if priv&^(MemPrivRemoteRead|MemPrivRemoteWrite|MemPrivLocalRead|MemPrivLocalWrite|MemPrivIBRemoteAtomic) != 0 {
 		return 0, newError(op, InvalidParameter|InvalidArg4)
 	}
 	if vaType != VATypeVA {
@@ -98,7 +98,7 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 	if s := ep.getState(); s != EPStateConnected {
 		return 0, newError(op, InvalidState|stateSubtype(s))
 	}
-	if !unbind && priv&MemPrivRemoteWrite != 0 && lmr.priv&MemPrivLocalWrite == 0 {
+	if !unbind && priv&(MemPrivRemoteWrite|MemPrivIBRemoteAtomic) != 0 && lmr.priv&MemPrivLocalWrite == 0 {
 		return 0, newError(op, PrivilegesViolation)
 	}
 	r.mu.Lock()
@@ -115,6 +115,9 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 	}
 	if priv&MemPrivRemoteWrite != 0 {
 		acc |= cverbs.AccessRemoteWrite
+	}
+	if priv&MemPrivIBRemoteAtomic != 0 {
+		acc |= cverbs.AccessRemoteAtomic
 	}
 	var mr *cverbs.MR
 	if !unbind {

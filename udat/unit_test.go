@@ -35,7 +35,7 @@ func fakeLMR(pz *PZ, va, n uint64, priv MemPriv) *LMR {
 // take completes slot seq of a FIFO ring successfully and returns the next
 // completion the ring reports.
 func take(r *fifoRing, owner, seq uint32) (dtoSlot, bool) {
-	if !r.complete(owner, seq, DTOSuccess, 0) {
+	if !r.complete(owner, seq, DTOSuccess, &cverbs.WC{}) {
 		return dtoSlot{}, false
 	}
 	return r.next()

@@ -24,7 +24,9 @@ package cdat
 #endif
 
 #ifdef CDAT_HAVE_HEADERS
+#include <netinet/in.h> // DAT_SOCK_ADDR6, used by dat_ib_extensions.h
 #include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
 
 struct cdat_value {
 	const char *name;
@@ -341,6 +343,21 @@ static const struct cdat_value cdat_values[] = {
 	V(DAT_HANDLE_TYPE_SRQ),
 	V(DAT_HANDLE_TYPE_CSP),
 	V(DAT_HANDLE_TYPE_EXTENSION_BASE),
+	V(DAT_IB_EXTENSION_VERSION),
+	V(DAT_IB_DTO_EVENT),
+	V(DAT_IB_DTO_RDMA_WRITE_IMMED),
+	V(DAT_IB_DTO_RECV_IMMED),
+	V(DAT_IB_DTO_FETCH_ADD),
+	V(DAT_IB_DTO_CMP_SWAP),
+	V(DAT_IB_DTO_RECV_MSG_IMMED),
+	V(DAT_IB_MEM_PRIV_REMOTE_ATOMIC),
+	V(DAT_IB_FETCH_AND_ADD),
+	V(DAT_IB_CMP_AND_SWAP),
+	V(DAT_IB_RDMA_WRITE_IMMED),
+	V(DAT_IB_RDMA_WRITE_IMMED_DATA),
+	V(DAT_IB_RECV_IMMED_DATA),
+	V(DAT_OP_SUCCESS),
+	V(DAT_IB_OP_ERR),
 	{ "(DAT_CLASS_ERROR|DAT_CLASS_WARNING)", (long long)(DAT_CLASS_ERROR | DAT_CLASS_WARNING) },
 };
 
