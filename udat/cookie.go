@@ -74,7 +74,7 @@ type dtoSlot struct {
 func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
 	s.status, s.xfer = status, uint64(wc.ByteLen)
 	if s.receive && status == DTOSuccess {
-		s.op, s.immed = recvOpOf(wc), wc.Imm
+		s.op, s.immed = recvOpOf(wc), daplImmed(wc.Imm)
 	}
 }
 

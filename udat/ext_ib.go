@@ -1,6 +1,10 @@
 package udat
 
-import "github.com/udapl-go/udapl/cverbs"
+import (
+	"encoding/binary"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
 
 // The InfiniBand extensions of OFA DAPL 2.x (dat_ib_extensions.h,
 // DAT_IB_EXTENSION_VERSION 209): RDMA write with immediate data, the two
@@ -115,6 +119,17 @@ func (ep *EP) PostCmpAndSwap(compareValue, swapValue uint64, local LMRTriplet, c
 	iov := [1]LMRTriplet{local}
 	return ep.postOne(Request{Op: DTOIBCmpSwap, LocalIOV: iov[:], Cookie: cookie, Remote: remote,
 		Compare: compareValue, Swap: swapValue, Flags: flags})
+}
+
+// daplImmed converts between immediate data as DAT gives it and the
+// host-order value of a verbs work request or completion, both ways. OFA
+// DAPL stores the consumer's value in the big-endian imm_data field without
+// converting it, and reads it back so, which puts host-order bytes on the
+// wire: a Go peer has to do the same to agree with a C one.
+func daplImmed(v uint32) uint32 {
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], v)
+	return binary.BigEndian.Uint32(b[:])
 }
 
 // atomicSize is the size of the operand of an atomic, in both memories.

@@ -47,6 +47,11 @@ const (
 	dpRejectByC  = "rejected-by-c"
 	dpRejectByGo = "rejected-by-go"
 	dpRoleServer = 'S'
+	dpMemPriv    = MemPrivAll | MemPrivIBRemoteAtomic // -x needs the atomic privilege
+	dpImmedBase  = 0xC0DE0000                         // | role: the X phase's RDMA write with immediate data
+	dpMsgImmed   = 0x5E4D0000                         // | role: the Go side's X phase messages
+	dpAtomicSlot = 128                                // offset in region [0] of the atomics' result
+	dpNumMsgsExt = 6                                  // messages each side receives with -x
 	dpRoleClient = 'C'
 
 	dpWait       = 20 * time.Second  // one Go wait (the C program waits 10 s)
@@ -83,6 +88,40 @@ func TestInteropWithC(t *testing.T) {
 		g.teardown(psp, dpNumRecv-dpNumMsgs)
 		g.c.finish(t, "PASSED")
 		g.c.requireLine(t, `accept: private data \d+ bytes: .* tag "`+dpTagServer+`"`)
+	})
+
+	// 2x. The protocol with the IB extensions phase, both ways: RDMA write
+	// with immediate data, fetch-and-add and compare-and-swap from C and Go,
+	// and the Go side's sends with immediate data to C.
+	t.Run("CServerGoClientExtensions", func(t *testing.T) {
+		q := nextConnQual()
+		g := newGoPeer(t, dpRoleClient)
+		g.ext = true
+		c := startDatPeer(t, bin, q, "-s", "-x", "-p", dpQual(q))
+		g.c = c
+		c.waitListening(t)
+		g.runClient(q, dpTagClient)
+		g.teardown(nil, dpNumRecv-dpNumMsgsExt)
+		c.finish(t, "PASSED")
+		c.requireLine(t, `received RDMA write with immediate data 0xc0de0043 \(4096 bytes, slot 3, data checked\)`)
+		c.requireLine(t, `received "swapped" \(64 bytes, slot 4, immediate data 0x5e4d0043\)`)
+		c.requireLine(t, `the client's atomics left 7`)
+	})
+	t.Run("GoServerCClientExtensions", func(t *testing.T) {
+		q := nextConnQual()
+		g := newGoPeer(t, dpRoleServer)
+		g.ext = true
+		psp := g.listen(q)
+		g.c = startDatPeer(t, bin, q, "-c", "-x", "-h", g.ia.Address().String(), "-p", dpQual(q))
+		cr := g.waitRequest(psp, q, dpTagClient)
+		g.runServer(cr)
+		g.teardown(psp, dpNumRecv-dpNumMsgsExt)
+		g.c.finish(t, "PASSED")
+		g.c.requireLine(t, `received "atomic" \(64 bytes, slot 3, immediate data 0x5e4d0053\)`)
+		g.c.requireLine(t, `fetch-and-add\(5\) complete, old value 1000`)
+		g.c.requireLine(t, `compare-and-swap\(1005, swap\) complete, old value 1005`)
+		g.c.requireLine(t, `compare-and-swap\(1, swap\) complete, old value 7`)
+		g.c.requireLine(t, `received RDMA write with immediate data 0xc0de0053 \(4096 bytes, slot 4, data checked\)`)
 	})
 
 	// 3a. The C server rejects the Go client.
@@ -328,6 +367,9 @@ type goPeer struct {
 	peerRMR    uint32
 	nextRecv   int
 	nextCookie uint64
+	// ext runs the IB extensions phase (datpeer -x); the Go side then
+	// sends that phase's messages with immediate data.
+	ext bool
 }
 
 // newGoPeer opens the IA and creates, as datpeer's setup does, the buffer,
@@ -338,7 +380,7 @@ func newGoPeer(t *testing.T, role byte) *goPeer {
 	g.ia = openIA(t)
 	g.pz = mustPZ(t, g.ia)
 	var err error
-	g.lmr, err = g.ia.AllocLMR(g.pz, dpBufSize, MemPrivAll)
+	g.lmr, err = g.ia.AllocLMR(g.pz, dpBufSize, dpMemPriv)
 	require.NoError(t, err)
 	g.buf = g.lmr.Bytes()
 	require.Len(t, g.buf, dpBufSize)
@@ -351,7 +393,7 @@ func newGoPeer(t *testing.T, role byte) *goPeer {
 	require.NoError(t, err)
 	require.Equal(t, g.va, lp.RegisteredAddress)
 	require.Equal(t, g.lmr.RMRContext(), lp.RMRContext)
-	require.Equal(t, MemPrivAll, lp.MemPriv)
+	require.Equal(t, dpMemPriv, lp.MemPriv)
 
 	g.req, err = g.ia.CreateEVD(16, EVDDTOFlag)
 	require.NoError(t, err)
@@ -458,6 +500,74 @@ func (g *goPeer) send(word string) {
 	g.waitDTO(g.req, cookie, DTOSend, dpMsgSize, what)
 }
 
+// sendImmed sends word as send does, with immediate data dpMsgImmed|role.
+func (g *goPeer) sendImmed(word string) {
+	g.t.Helper()
+	msg := g.buf[:dpMsgSize]
+	clear(msg)
+	copy(msg, word)
+	cookie := g.nextCookie
+	g.nextCookie++
+	what := fmt.Sprintf("send %q with immediate data", word)
+	require.NoError(g.t, g.ep.PostSendImmed([]LMRTriplet{g.lmr.Triplet(0, dpMsgSize)}, cookie, dpMsgImmed|uint32(g.role), CompletionDefault), what)
+	g.waitDTO(g.req, cookie, DTOSend, dpMsgSize, what)
+}
+
+// waitIB waits for the extended completion of one DTO and checks it.
+func (g *goPeer) waitIB(e *EVD, cookie uint64, op DTOOp, x IBExtensionData, length int, what string) {
+	t := g.t
+	t.Helper()
+	ev := g.wait(e, dpWait, what)
+	require.Equal(t, EventIBDTO, ev.Number, "%s: event %v", what, ev.Number)
+	require.Equal(t, DTOCompletionData{EP: g.ep, Cookie: cookie, Status: DTOSuccess, TransferredLength: uint64(length), Op: op}, ev.DTO, what)
+	require.Equal(t, x, ev.IB, "%s: extension data", what)
+}
+
+// writeImmed writes region [2] to the peer's region [1] with immediate
+// data dpImmedBase|role (step X1 or X3).
+func (g *goPeer) writeImmed() {
+	g.t.Helper()
+	cookie := g.nextCookie
+	g.nextCookie++
+	remote := RMRTriplet{VirtualAddress: g.peerVA + dpRegion, SegmentLength: dpRegion, RMRContext: g.peerRMR}
+	require.NoError(g.t, g.ep.PostRDMAWriteImmed([]LMRTriplet{g.lmr.Triplet(2*dpRegion, dpRegion)}, cookie, remote, dpImmedBase|uint32(g.role), CompletionDefault))
+	g.waitIB(g.req, cookie, DTOIBRDMAWriteImmed, IBExtensionData{Type: IBRDMAWriteImmed}, dpRegion, "RDMA write with immediate data")
+}
+
+// recvWriteImmed waits for the receive that the peer's RDMA write with
+// immediate data consumes and checks the data it wrote.
+func (g *goPeer) recvWriteImmed(peer byte) {
+	g.t.Helper()
+	k := g.nextRecv
+	g.nextRecv++
+	g.waitIB(g.rcv, uint64(k), DTOIBRecvImmed, IBExtensionData{Type: IBRDMAWriteImmedData, ImmedData: dpImmedBase | uint32(peer)},
+		dpRegion, "the receive of the peer's RDMA write with immediate data")
+	g.checkRegion1(peer, "the peer's RDMA write with immediate data", false)
+}
+
+// atomic posts a fetch-and-add of v (swap < 0) or a compare-and-swap of v
+// for swap on the peer's word W and checks the old value it returns.
+func (g *goPeer) atomic(v uint64, swap int64, wantOld uint64) {
+	t := g.t
+	t.Helper()
+	cookie := g.nextCookie
+	g.nextCookie++
+	local := g.lmr.Triplet(dpAtomicSlot, 8)
+	remote := RMRTriplet{VirtualAddress: g.peerVA + dpRegion, SegmentLength: 8, RMRContext: g.peerRMR}
+	res := g.buf[dpAtomicSlot : dpAtomicSlot+8]
+	for i := range res {
+		res[i] = 0xff
+	}
+	if swap < 0 {
+		require.NoError(t, g.ep.PostFetchAndAdd(v, local, cookie, remote, CompletionDefault))
+		g.waitIB(g.req, cookie, DTOIBFetchAdd, IBExtensionData{Type: IBFetchAndAdd}, 8, "fetch-and-add")
+	} else {
+		require.NoError(t, g.ep.PostCmpAndSwap(v, uint64(swap), local, cookie, remote, CompletionDefault))
+		g.waitIB(g.req, cookie, DTOIBCmpSwap, IBExtensionData{Type: IBCmpAndSwap}, 8, "compare-and-swap")
+	}
+	require.Equal(t, wantOld, binary.NativeEndian.Uint64(res), "the old value of the peer's word")
+}
+
 func (g *goPeer) recv(word string) {
 	t := g.t
 	t.Helper()
@@ -541,6 +651,17 @@ func (g *goPeer) runClient(q ConnQual, tag string) {
 	g.checkRegion1(dpRoleServer, "the server's RDMA write", false)
 	g.recv("read")
 
+	if g.ext {
+		g.writeImmed()
+		g.recv("atomic")
+		g.atomic(5, -1, 1000)
+		g.atomic(1005, 7, 1005)
+		g.atomic(1, 9, 7)
+		clear(g.region(1))
+		g.sendImmed("swapped")
+		g.recvWriteImmed(dpRoleServer)
+	}
+
 	g.send("done")
 	g.recv("bye")
 
@@ -606,8 +727,19 @@ func (g *goPeer) runServer(cr *CR) {
 	g.send("wrote")
 
 	g.rdmaRead()
-	g.checkRegion1(dpRoleClient, "RDMA read of the client's region [2]", false)
+	g.checkRegion1(dpRoleClient, "RDMA read of the client's region [2]", g.ext)
 	g.send("read")
+
+	if g.ext {
+		g.recvWriteImmed(dpRoleClient)
+		w := g.region(1)
+		clear(w)
+		binary.NativeEndian.PutUint64(w, 1000)
+		g.sendImmed("atomic")
+		g.recv("swapped")
+		require.Equal(t, uint64(7), binary.NativeEndian.Uint64(w), "the word after the client's atomics")
+		g.writeImmed()
+	}
 
 	g.recv("done")
 	g.send("bye")

@@ -362,7 +362,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		}
 		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: wf,
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
-			Imm: req.Immed, CompareAdd: compareAdd, Swap: req.Swap}
+			Imm: daplImmed(req.Immed), CompareAdd: compareAdd, Swap: req.Swap}
 	}
 	if st == EPStateDisconnected {
 		r.mu.Unlock()

@@ -80,6 +80,24 @@
  *  5. S: RDMA WRITE S[2] -> C[1];  S -> C "wrote";
  *     C: checks C[1] == P('S').
  *  6. S: RDMA READ C[2] -> S[1]; checks S[1] == P('C');  S -> C "read".
+ *  X. Only with -x on both sides (the IB extensions, dat_ib_extensions.h);
+ *     the LMR then also has DAT_IB_MEM_PRIV_REMOTE_ATOMIC. A message may
+ *     arrive as a send with immediate data (a Go peer sends its -x messages
+ *     so): the receiver accepts DAT_IB_DTO_EVENT / DAT_IB_DTO_RECV_MSG_IMMED
+ *     for it (extension type RECV_IMMED_DATA, or RDMA_WRITE_IMMED_DATA,
+ *     which OFA DAPL reports) and prints the immediate data. W = the first 8 bytes of S[1],
+ *     a host-order u64.
+ *     X1. C: RDMA WRITE IMMED C[2] -> S[1], immediate 0xC0DE0000 | 'C';
+ *         S (which zeroed S[1] before its "read" of step 6): its receive
+ *         completes as DAT_IB_DTO_RECV_IMMED with the immediate data and
+ *         4096 bytes; checks S[1] == P('C'), zeroes S[1], sets W = 1000;
+ *         S -> C "atomic".
+ *     X2. C: FETCH_AND_ADD(5) on W into C[0]+128: old value 1000;
+ *         CMP_AND_SWAP(1005, 7): old 1005; CMP_AND_SWAP(1, 9): old 7 (no
+ *         swap); zeroes C[1];  C -> S "swapped";  S: checks W == 7.
+ *     X3. S: RDMA WRITE IMMED S[2] -> C[1], immediate 0xC0DE0000 | 'S';
+ *         C: receive as in X1; checks C[1] == P('S').
+ *     Each side then has received 6 messages.
  *  7. C -> S "done";  S -> C "bye".
  *  8. C: dat_ep_disconnect(DAT_CLOSE_GRACEFUL_FLAG); both sides wait for
  *     DAT_CONNECTION_EVENT_DISCONNECTED, then free everything.
@@ -103,6 +121,7 @@
 #include <unistd.h>
 
 #include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
 
 #define REGION 4096
 #define BUF_SIZE (3 * REGION)
@@ -117,6 +136,10 @@
 #define TAG_REJECT "reject-me"
 #define REJECT_DATA "rejected-by-c"
 #define REJECT_PREFIX "rejected-by-"
+#define IMMED_BASE 0xC0DE0000u
+#define ATOMIC_SLOT 128		/* offset in region [0] of the atomics' result */
+
+static int ext;			/* -x: the IB extensions phase */
 
 static const char *role_name = "?";
 static int role;		/* 'S' or 'C' */
@@ -340,14 +363,26 @@ static void recv_msg(const char *word)
 	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
 	unsigned char want[MSG_SIZE];
 	unsigned char *got;
-	char what[64];
+	char what[64], immed[48] = "";
 	int k = next_recv++;
 
 	if (k >= NUM_RECV)
 		fail("out of receive slots");
 	snprintf(what, sizeof(what), "receive \"%s\"", word);
 	wait_event(rcv_evd, WAIT_US, &ev, what);
-	if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
+	if (d->status != DAT_DTO_SUCCESS)
+		fail("%s: completion status %d (event 0x%x)", what, (int)d->status, (unsigned)ev.event_number);
+	if ((int)ev.event_number == DAT_IB_DTO_EVENT) {
+		DAT_IB_EXTENSION_EVENT_DATA *x = (void *)ev.event_extension_data;
+
+		/* OFA DAPL reports such a message with type RDMA_WRITE_IMMED_DATA;
+		 * dat_ib_extensions.h names RECV_IMMED_DATA for it. */
+		if ((int)d->operation != DAT_IB_DTO_RECV_MSG_IMMED ||
+		    (x->type != DAT_IB_RECV_IMMED_DATA && x->type != DAT_IB_RDMA_WRITE_IMMED_DATA))
+			fail("%s: extended event with operation %d, type %d; want RECV_MSG_IMMED (%d)",
+			     what, (int)d->operation, (int)x->type, DAT_IB_DTO_RECV_MSG_IMMED);
+		snprintf(immed, sizeof(immed), ", immediate data 0x%08x", (unsigned)x->val.immed.data);
+	} else if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
 		fail("%s: got event 0x%x, want a DTO completion", what, (unsigned)ev.event_number);
 	if (d->status != DAT_DTO_SUCCESS)
 		fail("%s: completion status %d", what, (int)d->status);
@@ -361,7 +396,108 @@ static void recv_msg(const char *word)
 	memcpy(want, word, strlen(word));
 	if (memcmp(got, want, MSG_SIZE) != 0)
 		fail("%s: slot %d holds \"%.*s\" (or non-zero padding)", what, k, MSG_SIZE, (char *)got);
-	step("received \"%s\" (64 bytes, slot %d)", word, k);
+	step("received \"%s\" (64 bytes, slot %d%s)", word, k, immed);
+}
+
+/* wait_ib_request waits for the extended completion of the request cookie. */
+static void wait_ib_request(DAT_UINT64 cookie, int op, DAT_IB_EXT_TYPE type, DAT_SEG_LENGTH want_len,
+			    const char *what)
+{
+	DAT_EVENT ev;
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+	DAT_IB_EXTENSION_EVENT_DATA *x = (void *)ev.event_extension_data;
+
+	wait_event(req_evd, WAIT_US, &ev, what);
+	if ((int)ev.event_number != DAT_IB_DTO_EVENT)
+		fail("%s: got event 0x%x, want DAT_IB_DTO_EVENT", what, (unsigned)ev.event_number);
+	if (d->status != DAT_DTO_SUCCESS || x->status != DAT_OP_SUCCESS)
+		fail("%s: completion status %d, extension status %d", what, (int)d->status, (int)x->status);
+	if (d->user_cookie.as_64 != cookie)
+		fail("%s: completion cookie %llu, want %llu", what,
+		     (unsigned long long)d->user_cookie.as_64, (unsigned long long)cookie);
+	if (x->type != type)
+		fail("%s: extension type %d, want %d", what, (int)x->type, (int)type);
+	if ((int)d->operation != op)
+		step("note: %s: operation %d, not %d", what, (int)d->operation, (int)op);
+	if (d->transfered_length != want_len)
+		fail("%s: transferred length %u, want %u", what,
+		     (unsigned)d->transfered_length, (unsigned)want_len);
+}
+
+/* write_immed writes region [2] to the peer's region [1] with immediate data. */
+static void write_immed(void)
+{
+	DAT_LMR_TRIPLET liov = local_iov(2 * REGION, REGION);
+	DAT_RMR_TRIPLET riov;
+	DAT_DTO_COOKIE cookie;
+
+	cookie.as_64 = next_cookie++;
+	riov.virtual_address = peer_va + REGION;
+	riov.segment_length = REGION;
+	riov.rmr_context = peer_rmr;
+	check(dat_ib_post_rdma_write_immed(ep, 1, &liov, cookie, &riov, IMMED_BASE | role,
+					   DAT_COMPLETION_DEFAULT_FLAG), "dat_ib_post_rdma_write_immed");
+	wait_ib_request(cookie.as_64, DAT_IB_DTO_RDMA_WRITE_IMMED, DAT_IB_RDMA_WRITE_IMMED, REGION,
+			"RDMA write with immediate data");
+	step("RDMA write with immediate data 0x%08x of 4096 bytes complete", IMMED_BASE | role);
+}
+
+/* recv_write_immed waits for the receive the peer's write_immed consumes. */
+static void recv_write_immed(int peer)
+{
+	DAT_EVENT ev;
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+	DAT_IB_EXTENSION_EVENT_DATA *x = (void *)ev.event_extension_data;
+	const char *what = "receive of the peer's RDMA write with immediate data";
+	int k = next_recv++;
+
+	wait_event(rcv_evd, WAIT_US, &ev, what);
+	if ((int)ev.event_number != DAT_IB_DTO_EVENT)
+		fail("%s: got event 0x%x, want DAT_IB_DTO_EVENT", what, (unsigned)ev.event_number);
+	if (d->status != DAT_DTO_SUCCESS)
+		fail("%s: completion status %d", what, (int)d->status);
+	if (d->user_cookie.as_64 != (DAT_UINT64)k)
+		fail("%s: completion cookie %llu, want slot %d", what, (unsigned long long)d->user_cookie.as_64, k);
+	if ((int)d->operation != DAT_IB_DTO_RECV_IMMED || x->type != DAT_IB_RDMA_WRITE_IMMED_DATA)
+		fail("%s: operation %d, type %d; want RECV_IMMED (%d), RDMA_WRITE_IMMED_DATA (%d)", what,
+		     (int)d->operation, (int)x->type, DAT_IB_DTO_RECV_IMMED, DAT_IB_RDMA_WRITE_IMMED_DATA);
+	if (x->val.immed.data != (IMMED_BASE | peer))
+		fail("%s: immediate data 0x%08x, want 0x%08x", what, (unsigned)x->val.immed.data, IMMED_BASE | peer);
+	if (d->transfered_length != REGION)
+		fail("%s: transferred length %u, want %d", what, (unsigned)d->transfered_length, REGION);
+	check_pattern(buf + REGION, peer, "region [1] after the peer's RDMA write with immediate data");
+	step("received RDMA write with immediate data 0x%08x (4096 bytes, slot %d, data checked)",
+	     (unsigned)x->val.immed.data, k);
+}
+
+/* atomic posts fetch-and-add (swap_val unused) or compare-and-swap on W. */
+static void atomic(int cas, uint64_t v1, uint64_t swap_val, uint64_t want_old)
+{
+	DAT_LMR_TRIPLET liov = local_iov(ATOMIC_SLOT, 8);
+	DAT_RMR_TRIPLET riov;
+	DAT_DTO_COOKIE cookie;
+	uint64_t old;
+
+	cookie.as_64 = next_cookie++;
+	riov.virtual_address = peer_va + REGION;
+	riov.segment_length = 8;
+	riov.rmr_context = peer_rmr;
+	memset(buf + ATOMIC_SLOT, 0xff, 8);
+	if (cas) {
+		check(dat_ib_post_cmp_and_swap(ep, v1, swap_val, &liov, cookie, &riov, DAT_COMPLETION_DEFAULT_FLAG),
+		      "dat_ib_post_cmp_and_swap");
+		wait_ib_request(cookie.as_64, DAT_IB_DTO_CMP_SWAP, DAT_IB_CMP_AND_SWAP, 8, "compare-and-swap");
+	} else {
+		check(dat_ib_post_fetch_and_add(ep, v1, &liov, cookie, &riov, DAT_COMPLETION_DEFAULT_FLAG),
+		      "dat_ib_post_fetch_and_add");
+		wait_ib_request(cookie.as_64, DAT_IB_DTO_FETCH_ADD, DAT_IB_FETCH_AND_ADD, 8, "fetch-and-add");
+	}
+	memcpy(&old, buf + ATOMIC_SLOT, 8);
+	if (old != want_old)
+		fail("%s: old value %llu, want %llu", cas ? "compare-and-swap" : "fetch-and-add",
+		     (unsigned long long)old, (unsigned long long)want_old);
+	step("%s(%llu%s) complete, old value %llu", cas ? "compare-and-swap" : "fetch-and-add",
+	     (unsigned long long)v1, cas ? ", swap" : "", (unsigned long long)old);
 }
 
 static void rdma(int write)
@@ -394,7 +530,7 @@ static void rdma(int write)
 
 static void setup(char *provider)
 {
-	DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_ALL_FLAG;
+	DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_ALL_FLAG | (ext ? DAT_IB_MEM_PRIV_REMOTE_ATOMIC : 0);
 	DAT_REGION_DESCRIPTION region;
 	DAT_VLEN reg_len = 0;
 	DAT_EP_ATTR attr;
@@ -552,7 +688,24 @@ static int server(DAT_CONN_QUAL cq)
 	rdma(0);
 	check_pattern(buf + REGION, 'C', "region [1] after RDMA read of the client's region [2]");
 	step("RDMA read data matches the client's pattern");
+	if (ext)		/* X1's write must fill it anew */
+		memset(buf + REGION, 0, REGION);
 	send_msg("read");
+
+	if (ext) {
+		uint64_t w = 1000;
+
+		recv_write_immed('C');
+		memset(buf + REGION, 0, REGION);
+		memcpy(buf + REGION, &w, 8);
+		send_msg("atomic");
+		recv_msg("swapped");
+		memcpy(&w, buf + REGION, 8);
+		if (w != 7)
+			fail("the word after the client's atomics is %llu, want 7", (unsigned long long)w);
+		step("the client's atomics left 7");
+		write_immed();
+	}
 
 	recv_msg("done");
 	send_msg("bye");
@@ -628,6 +781,17 @@ static int client(const char *host, DAT_CONN_QUAL cq, int reject)
 	step("region [1] holds the server's pattern");
 	recv_msg("read");
 
+	if (ext) {
+		write_immed();
+		recv_msg("atomic");
+		atomic(0, 5, 0, 1000);
+		atomic(1, 1005, 7, 1005);
+		atomic(1, 1, 9, 7);
+		memset(buf + REGION, 0, REGION);
+		send_msg("swapped");
+		recv_write_immed('S');
+	}
+
 	send_msg("done");
 	recv_msg("bye");
 
@@ -642,8 +806,8 @@ static int client(const char *host, DAT_CONN_QUAL cq, int reject)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: datpeer -s [-P provider] [-p conn_qual]\n"
-		"       datpeer -c -h host [-P provider] [-p conn_qual] [-r]\n"
+		"usage: datpeer -s [-x] [-P provider] [-p conn_qual]\n"
+		"       datpeer -c -h host [-x] [-P provider] [-p conn_qual] [-r]\n"
 		"defaults: -P ofa-v2-cma-roe-d0 -p 9000; set DAT_OVERRIDE to a dat.conf\n");
 	exit(2);
 }
@@ -656,11 +820,12 @@ int main(int argc, char **argv)
 	int opt, reject = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "scrh:P:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "scrxh:P:p:")) != -1) {
 		switch (opt) {
 		case 's': role = 'S'; role_name = "server"; break;
 		case 'c': role = 'C'; role_name = "client"; break;
 		case 'r': reject = 1; break;
+		case 'x': ext = 1; break;
 		case 'h': host = optarg; break;
 		case 'P': provider = optarg; break;
 		case 'p': cq = strtoull(optarg, NULL, 0); break;

@@ -5,8 +5,8 @@
 #
 # Builds datpeer into a temporary directory under /tmp (writable in the VM;
 # set DATPEER=path to use a binary built elsewhere), then runs, each with a
-# fresh server: the full protocol (conn_qual 9000) and the reject case
-# (conn_qual 9001). Each server's output is printed after its client's.
+# fresh server: the full protocol (conn_qual 9000), the reject case
+# (conn_qual 9001) and the protocol with the IB extensions phase (-x, 9002). Each server's output is printed after its client's.
 # Exits 0 only if every server and client printed PASSED and exited 0.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,12 +33,13 @@ wait_listening() {
 	return 1
 }
 
-# run_case NAME CONN_QUAL [CLIENT ARGS...]
+# run_case NAME CONN_QUAL BOTH_ARGS [CLIENT ARGS...]: BOTH_ARGS ("" or -x)
+# go to server and client.
 run_case() {
-	local name=$1 cq=$2 log=$tmp/server-$1.log spid crc src
-	shift 2
+	local name=$1 cq=$2 both=$3 log=$tmp/server-$1.log spid crc src
+	shift 3
 	echo "=== $name: server and client on $host conn_qual $cq"
-	"$bin" -s -p "$cq" >"$log" 2>&1 &
+	"$bin" -s -p "$cq" $both >"$log" 2>&1 &
 	spid=$!
 	if ! wait_listening "$log" "$spid"; then
 		cat "$log"
@@ -46,7 +47,7 @@ run_case() {
 		echo "=== $name: FAILED: the server did not start listening"
 		return 1
 	fi
-	"$bin" -c -h "$host" -p "$cq" "$@" 2>&1
+	"$bin" -c -h "$host" -p "$cq" $both "$@" 2>&1
 	crc=$?
 	wait "$spid"
 	src=$?
@@ -60,7 +61,8 @@ run_case() {
 }
 
 status=0
-run_case c-c 9000 || status=1
-run_case c-c-reject 9001 -r || status=1
+run_case c-c 9000 "" || status=1
+run_case c-c-reject 9001 "" -r || status=1
+run_case c-c-ext 9002 -x || status=1
 [ "$status" = 0 ] && echo "run-c-c: PASSED" || echo "run-c-c: FAILED"
 exit "$status"
