@@ -2,6 +2,9 @@ package udat
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -186,4 +189,44 @@ func ibExtension(op DTOOp, status DTOStatus, immed uint32) IBExtensionData {
 		x.Type = IBCmpAndSwap
 	}
 	return x
+}
+
+// ibProviderAttrs are the provider-specific attributes IA.Query reports:
+// the names, order and value formats of OFA DAPL's openib providers, which
+// dtest and dtestsrq read (DAT_IB_RDMA_READ, DAT_IB_TRANSPORT_MTU), then the
+// IB extensions the device supports.
+func (ia *IA) ibProviderAttrs() []NamedAttr {
+	attrs := []NamedAttr{
+		{"DAT_IB_PROVIDER_NAME", "CMA"}, // connections go through rdma_cm, as with OFA's cma provider
+		{"DAT_IB_DEVICE_NAME", ia.dev},
+		{"DAT_IB_CONNECTIVITY_MODE", "DIRECT"},
+		{"DAT_IB_RDMA_READ", "TRUE"},
+		{"DAT_IB_NODE_GUID", hexGroups(binary.BigEndian.AppendUint64(nil, ia.devAttr.NodeGUID))},
+	}
+	if gid, err := ia.vctx.QueryGID(ia.port, 0); err == nil {
+		attrs = append(attrs, NamedAttr{"DAT_IB_GID", hexGroups(gid[:])})
+	}
+	attrs = append(attrs,
+		NamedAttr{"DAT_IB_TRANSPORT_MTU", strconv.Itoa(ia.portAttr.ActiveMTU)},
+		NamedAttr{"DAT_IB_PORT_STATUS", strings.ReplaceAll(strings.ToUpper(ia.portAttr.State.String()), " ", "_")},
+		NamedAttr{"DAT_IB_PORT_NUMBER", strconv.Itoa(int(ia.port))},
+		NamedAttr{"DAT_EXTENSION_INTERFACE", "TRUE"},
+	)
+	if ia.devAttr.AtomicCap != atomicNone {
+		attrs = append(attrs, NamedAttr{"DAT_IB_FETCH_AND_ADD", "TRUE"}, NamedAttr{"DAT_IB_CMP_AND_SWAP", "TRUE"})
+	}
+	return append(attrs, NamedAttr{"DAT_IB_IMMED_DATA", "TRUE"})
+}
+
+// hexGroups formats b as groups of four hex digits joined by colons, as
+// OFA DAPL prints GUIDs and GIDs ("fe80:0000:...").
+func hexGroups(b []byte) string {
+	var sb strings.Builder
+	for i := 0; i+1 < len(b); i += 2 {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		fmt.Fprintf(&sb, "%02x%02x", b[i], b[i+1])
+	}
+	return sb.String()
 }

@@ -5,7 +5,13 @@ package udat
 // the extended completions that report them on both sides.
 
 import (
+	"context"
 	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -211,4 +217,43 @@ func TestIBExtensionFlushedWhenDisconnected(t *testing.T) {
 	ev := waitIBDTO(t, c.req)
 	require.Equal(t, DTOCompletionData{EP: c.ep, Cookie: 4, Status: DTOErrFlushed, Op: DTOIBFetchAdd}, ev.DTO)
 	require.Equal(t, IBExtensionData{Type: IBFetchAndAdd, Status: IBOpErr}, ev.IB)
+}
+
+// IA.Query reports the IB extensions and the provider-specific attributes
+// that the C reference reports for the same device: datpeer -q prints what
+// dat_ia_query of OFA DAPL's cma provider says.
+func TestIAQueryIBAttributesMatchC(t *testing.T) {
+	ia := openIA(t)
+	a, p, err := ia.Query()
+	require.NoError(t, err)
+	require.Equal(t, ExtensionIB, a.ExtensionSupported)
+	require.Equal(t, IBExtensionVersion, a.ExtensionVersion)
+
+	bin := buildDatPeer(t)
+	conf, err := filepath.Abs(filepath.Join("..", "testdata", "datpeer", "dat.conf"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), dpRunLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-q")
+	cmd.Env = append(os.Environ(), "DAT_OVERRIDE="+conf)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "datpeer -q:\n%s", out)
+	t.Logf("datpeer -q:\n%s", out)
+
+	var cAttrs []NamedAttr
+	cIA := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		kind, kv, _ := strings.Cut(line, " ")
+		name, value, ok := strings.Cut(kv, "=")
+		require.True(t, ok, "datpeer -q line %q", line)
+		switch kind {
+		case "attr":
+			cAttrs = append(cAttrs, NamedAttr{name, value})
+		case "ia":
+			cIA[name] = value
+		}
+	}
+	require.Equal(t, cAttrs, p.ProviderSpecificAttr, "the provider-specific attributes, in C's order")
+	require.Equal(t, strconv.Itoa(int(a.ExtensionSupported)), cIA["extension_supported"])
+	require.Equal(t, strconv.Itoa(a.ExtensionVersion), cIA["extension_version"])
 }

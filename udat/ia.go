@@ -314,6 +314,15 @@ type IAAttr struct {
 	MaxRecvPerSRQ        int
 	MaxRDMAReadIn        int
 	MaxRDMAReadOut       int
+	// ExtensionSupported is ExtensionIB: the IB extensions of ext_ib.go,
+	// at ExtensionVersion (IBExtensionVersion).
+	ExtensionSupported Extension
+	ExtensionVersion   int
+}
+
+// NamedAttr is a provider attribute given by name (DAT_NAMED_ATTR).
+type NamedAttr struct {
+	Name, Value string
 }
 
 // ProviderAttr describes the library as a DAT provider (DAT_PROVIDER_ATTR).
@@ -333,6 +342,9 @@ type ProviderAttr struct {
 	SRQWatermarksSupported   bool
 	SRQEPPZDifferenceAllowed bool
 	LMRSyncRequired          bool
+	// ProviderSpecificAttr lists what the provider adds, named and
+	// formatted as by OFA DAPL's openib providers (see ext_ib.go).
+	ProviderSpecificAttr []NamedAttr
 }
 
 // Query returns the IA's attributes and the provider attributes
@@ -370,6 +382,8 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		MaxRecvPerSRQ:        d.MaxSRQWR,
 		MaxRDMAReadIn:        d.MaxQPRdAtom,
 		MaxRDMAReadOut:       d.MaxQPInitRdAtom,
+		ExtensionSupported:   ExtensionIB,
+		ExtensionVersion:     IBExtensionVersion,
 	}
 	p := ProviderAttr{
 		ProviderName:         "udat-go",
@@ -386,6 +400,7 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		SRQSupported:             d.MaxSRQ > 0,
 		SRQWatermarksSupported:   d.MaxSRQ > 0,
 		SRQEPPZDifferenceAllowed: false,
+		ProviderSpecificAttr:     ia.ibProviderAttrs(),
 	}
 	return a, p, nil
 }

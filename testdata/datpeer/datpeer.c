@@ -803,11 +803,35 @@ static int client(const char *host, DAT_CONN_QUAL cq, int reject)
 	return 0;
 }
 
+/*
+ * query (-q) opens the IA and prints what dat_ia_query says that a Go test
+ * compares with udat's IA.Query: "ia NAME=VALUE" lines for some IA
+ * attributes, then one "attr NAME=VALUE" line per provider-specific
+ * attribute, in order.
+ */
+static int query(char *provider)
+{
+	DAT_IA_ATTR a;
+	DAT_PROVIDER_ATTR p;
+
+	check(dat_ia_open(provider, 8, &async_evd, &ia), "dat_ia_open");
+	check(dat_ia_query(ia, &async_evd, DAT_IA_FIELD_ALL, &a, DAT_PROVIDER_FIELD_ALL, &p), "dat_ia_query");
+	printf("ia extension_supported=%d\n", (int)a.extension_supported);
+	printf("ia extension_version=%d\n", (int)a.extension_version);
+	printf("ia max_message_size=%llu\n", (unsigned long long)a.max_message_size);
+	printf("ia optimal_buffer_alignment=%d\n", (int)p.optimal_buffer_alignment);
+	for (int i = 0; i < p.num_provider_specific_attr; i++)
+		printf("attr %s=%s\n", p.provider_specific_attr[i].name, p.provider_specific_attr[i].value);
+	check(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG), "dat_ia_close");
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: datpeer -s [-x] [-P provider] [-p conn_qual]\n"
 		"       datpeer -c -h host [-x] [-P provider] [-p conn_qual] [-r]\n"
+		"       datpeer -q [-P provider]   (print dat_ia_query's attributes)\n"
 		"defaults: -P ofa-v2-cma-roe-d0 -p 9000; set DAT_OVERRIDE to a dat.conf\n");
 	exit(2);
 }
@@ -817,21 +841,24 @@ int main(int argc, char **argv)
 	char *provider = "ofa-v2-cma-roe-d0";
 	const char *host = NULL;
 	DAT_CONN_QUAL cq = 9000;
-	int opt, reject = 0;
+	int opt, reject = 0, q = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "scrxh:P:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "scqrxh:P:p:")) != -1) {
 		switch (opt) {
 		case 's': role = 'S'; role_name = "server"; break;
 		case 'c': role = 'C'; role_name = "client"; break;
 		case 'r': reject = 1; break;
 		case 'x': ext = 1; break;
+		case 'q': q = 1; break;
 		case 'h': host = optarg; break;
 		case 'P': provider = optarg; break;
 		case 'p': cq = strtoull(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
+	if (q)
+		return query(provider);
 	if (role == 0 || optind != argc || (role == 'C' && host == NULL) ||
 	    (role == 'S' && (host != NULL || reject)))
 		usage();
