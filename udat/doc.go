@@ -63,6 +63,14 @@
 //   - A call that races the Free of its object either comes first or fails
 //     with DAT_INVALID_HANDLE and the object's subtype.
 //
+// The IB extensions complete as EventIBDTO with the C DTO types and
+// extension data, on both sides of an RDMA write with immediate data.
+// Immediate data travel in OFA DAPL's byte order (the value as the host
+// stores it), so C and Go peers read the value they were sent. Atomics need
+// 8-byte buffers, the remote one 8-byte aligned (DAT_INVALID_PARAMETER
+// otherwise, checked at post time), and target memory registered with
+// MemPrivIBRemoteAtomic.
+//
 // Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch
 // of DTOs with one call into the provider (one cgo crossing, and on
 // Soft-RoCE one system call, per 128 DTOs), with the checks of the single
@@ -164,9 +172,19 @@
 //	dat_srq_set_lw                 (*SRQ).SetLW
 //	dat_srq_free                   (*SRQ).Free
 //
+// The IB extensions (dat_ib_extensions.h, version 209; ext_ib.go):
+//
+//	dat_ib_post_rdma_write_immed   (*EP).PostRDMAWriteImmed(iov, cookie, remote, immed, flags)
+//	dat_ib_post_fetch_and_add      (*EP).PostFetchAndAdd(add, local, cookie, remote, flags)
+//	dat_ib_post_cmp_and_swap       (*EP).PostCmpAndSwap(cmp, swap, local, cookie, remote, flags)
+//	(a send with immediate data)   (*EP).PostSendImmed(iov, cookie, immed, flags)
+//	DAT_IB_DTO_EVENT               Event.Number EventIBDTO, Event.DTO and Event.IB
+//	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
+//
 // Not provided: CNOs (dat_cno_*, dat_evd_modify_cno; Go code waits with
 // WaitContext and select instead), shared memory LMRs, dat_csp_*,
-// dat_ep_common_connect and the IB extensions. The provider side of the
+// dat_ep_common_connect, and of the IB extensions UD, the counters and the
+// collectives. The provider side of the
 // registry (dat_provider_init, dat_provider_fini,
 // dat_registry_add_provider, dat_registry_remove_provider) has no use here:
 // the package is registry and provider in one.
