@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 // Allocation checks and benchmarks for the data path.

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -17,9 +19,8 @@ import (
 	"unsafe"
 )
 
-// EventChannel is an rdma_cm event channel. Its descriptor is non-blocking
-// so GetEvent waits through the netpoller.
-type EventChannel struct {
+// cgoEventChannel is the state of an EventChannel in the cgo build.
+type cgoEventChannel struct {
 	mu     sync.RWMutex // shared by users of ch, exclusive in Close
 	ch     *C.struct_rdma_event_channel
 	w      *fdWaiter
@@ -39,7 +40,7 @@ func NewEventChannel() (*EventChannel, error) {
 		C.rdma_destroy_event_channel(ch)
 		return nil, err
 	}
-	return &EventChannel{ch: ch, w: w}, nil
+	return &EventChannel{cgoEventChannel{ch: ch, w: w}}, nil
 }
 
 // Close destroys the channel, waking any GetEvent with ErrClosed. It fails
@@ -75,49 +76,6 @@ func (ch *EventChannel) lock(op string) (*C.struct_rdma_event_channel, error) {
 		return nil, closedErr(op)
 	}
 	return ch.ch, nil
-}
-
-// CMEventType is the type of an rdma_cm event (enum rdma_cm_event_type).
-type CMEventType int
-
-// rdma_cm event types.
-const (
-	CMEventAddrResolved    CMEventType = C.RDMA_CM_EVENT_ADDR_RESOLVED
-	CMEventAddrError       CMEventType = C.RDMA_CM_EVENT_ADDR_ERROR
-	CMEventRouteResolved   CMEventType = C.RDMA_CM_EVENT_ROUTE_RESOLVED
-	CMEventRouteError      CMEventType = C.RDMA_CM_EVENT_ROUTE_ERROR
-	CMEventConnectRequest  CMEventType = C.RDMA_CM_EVENT_CONNECT_REQUEST
-	CMEventConnectResponse CMEventType = C.RDMA_CM_EVENT_CONNECT_RESPONSE
-	CMEventConnectError    CMEventType = C.RDMA_CM_EVENT_CONNECT_ERROR
-	CMEventUnreachable     CMEventType = C.RDMA_CM_EVENT_UNREACHABLE
-	CMEventRejected        CMEventType = C.RDMA_CM_EVENT_REJECTED
-	CMEventEstablished     CMEventType = C.RDMA_CM_EVENT_ESTABLISHED
-	CMEventDisconnected    CMEventType = C.RDMA_CM_EVENT_DISCONNECTED
-	CMEventDeviceRemoval   CMEventType = C.RDMA_CM_EVENT_DEVICE_REMOVAL
-	CMEventMulticastJoin   CMEventType = C.RDMA_CM_EVENT_MULTICAST_JOIN
-	CMEventMulticastError  CMEventType = C.RDMA_CM_EVENT_MULTICAST_ERROR
-	CMEventAddrChange      CMEventType = C.RDMA_CM_EVENT_ADDR_CHANGE
-	CMEventTimeWaitExit    CMEventType = C.RDMA_CM_EVENT_TIMEWAIT_EXIT
-)
-
-// String returns librdmacm's name of the event type.
-func (t CMEventType) String() string {
-	return C.GoString(C.rdma_event_str(C.enum_rdma_cm_event_type(t)))
-}
-
-// CMEvent is an rdma_cm event copied out of struct rdma_cm_event (which is
-// already acknowledged). For CMEventConnectRequest, ID is a new *CMID for the
-// incoming connection (Accept, Reject or Close it) and ListenID the listener.
-type CMEvent struct {
-	Type               CMEventType
-	ID                 *CMID
-	ListenID           *CMID
-	Status             int // negative errno, or the reject reason for CMEventRejected
-	PrivateData        []byte
-	ResponderResources uint8
-	InitiatorDepth     uint8
-	QPNum              uint32 // the peer's QP number (connect request/response)
-	SRQ                bool   // the peer's QP uses an SRQ
 }
 
 // GetEvent waits through the netpoller for the next event on the channel,
@@ -173,11 +131,8 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 	return ev, evErr
 }
 
-// CMID is an rdma_cm identifier (RDMA_PS_TCP, RC).
-type CMID struct {
-	// Context is free for the user.
-	Context any
-
+// cgoCMID is the state of a CMID in the cgo build.
+type cgoCMID struct {
 	// Lock order: mu, then the QP's locks.
 	mu sync.Mutex
 	id *C.struct_rdma_cm_id
@@ -186,7 +141,7 @@ type CMID struct {
 }
 
 func newCMID(cid *C.struct_rdma_cm_id, ch *EventChannel) *CMID {
-	id := &CMID{id: cid, ch: ch}
+	id := &CMID{cgoCMID: cgoCMID{id: cid, ch: ch}}
 	ch.nids.Add(1)
 	cmidRegistry.add(unsafe.Pointer(cid), id)
 	return id
@@ -491,20 +446,6 @@ func (id *CMID) NewQP(pd *PD, attr QPInitAttr) (*QP, error) {
 	qp.cmid = cid
 	id.qp = qp
 	return qp, nil
-}
-
-// ConnParam are the rdma_conn_param of Connect and Accept. QPNum is needed
-// only when the id has no QP of its own (an external QP, see ModifyQP); SRQ
-// then tells the peer whether that QP uses an SRQ.
-type ConnParam struct {
-	PrivateData        []byte
-	ResponderResources uint8
-	InitiatorDepth     uint8
-	RetryCount         uint8
-	RNRRetryCount      uint8
-	FlowControl        bool
-	QPNum              uint32
-	SRQ                bool
 }
 
 func (id *CMID) connect(op string, accept bool, p *ConnParam) error {

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -8,16 +10,14 @@ import "C"
 import (
 	"context"
 	"encoding/binary"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
 
-// CompChannel is a completion event channel: CQs created with it report
-// completion events that Wait returns.
-type CompChannel struct {
+// cgoCompChannel is the state of a CompChannel in the cgo build.
+type cgoCompChannel struct {
 	mu     sync.RWMutex // shared by Wait and NewCQ, exclusive in Close
 	ch     *C.struct_ibv_comp_channel
 	ctx    *Context
@@ -43,7 +43,7 @@ func (c *Context) NewCompChannel() (*CompChannel, error) {
 		C.ibv_destroy_comp_channel(ch)
 		return nil, err
 	}
-	return &CompChannel{ch: ch, ctx: c, w: w}, nil
+	return &CompChannel{cgoCompChannel{ch: ch, ctx: c, w: w}}, nil
 }
 
 // Close destroys the channel, waking any Wait with ErrClosed. It fails with
@@ -119,8 +119,8 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 // maxPollBatch bounds the C array of ibv_wc a CQ keeps for Poll.
 const maxPollBatch = 128
 
-// CQ is a completion queue.
-type CQ struct {
+// cgoCQ is the state of a CQ in the cgo build.
+type cgoCQ struct {
 	mu  sync.Mutex // serialises Poll (the ibv_wc array), Resize and Close
 	cq  *C.struct_ibv_cq
 	ctx *Context
@@ -162,7 +162,7 @@ func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 		C.ibv_destroy_cq(ccq)
 		return nil, opErr(op, int(syscall.ENOMEM))
 	}
-	cq := &CQ{cq: ccq, ctx: c, ch: ch, wc: wc, nwc: n, cqe: int(ccq.cqe)}
+	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, wc: wc, nwc: n, cqe: int(ccq.cqe)}}
 	cqRegistry.add(unsafe.Pointer(ccq), cq)
 	return cq, nil
 }
@@ -304,102 +304,6 @@ func wcFromC(out *WC, c *C.struct_ibv_wc) {
 		w.Imm = binary.NativeEndian.Uint32(u[:])
 	}
 	*out = w
-}
-
-// WCStatus is a completion status (enum ibv_wc_status values).
-type WCStatus int
-
-// Completion statuses.
-const (
-	WCSuccess          WCStatus = C.IBV_WC_SUCCESS
-	WCLocLenErr        WCStatus = C.IBV_WC_LOC_LEN_ERR
-	WCLocQPOpErr       WCStatus = C.IBV_WC_LOC_QP_OP_ERR
-	WCLocEECOpErr      WCStatus = C.IBV_WC_LOC_EEC_OP_ERR
-	WCLocProtErr       WCStatus = C.IBV_WC_LOC_PROT_ERR
-	WCWRFlushErr       WCStatus = C.IBV_WC_WR_FLUSH_ERR
-	WCMWBindErr        WCStatus = C.IBV_WC_MW_BIND_ERR
-	WCBadRespErr       WCStatus = C.IBV_WC_BAD_RESP_ERR
-	WCLocAccessErr     WCStatus = C.IBV_WC_LOC_ACCESS_ERR
-	WCRemInvReqErr     WCStatus = C.IBV_WC_REM_INV_REQ_ERR
-	WCRemAccessErr     WCStatus = C.IBV_WC_REM_ACCESS_ERR
-	WCRemOpErr         WCStatus = C.IBV_WC_REM_OP_ERR
-	WCRetryExcErr      WCStatus = C.IBV_WC_RETRY_EXC_ERR
-	WCRNRRetryExcErr   WCStatus = C.IBV_WC_RNR_RETRY_EXC_ERR
-	WCLocRDDViolErr    WCStatus = C.IBV_WC_LOC_RDD_VIOL_ERR
-	WCRemInvRDReqErr   WCStatus = C.IBV_WC_REM_INV_RD_REQ_ERR
-	WCRemAbortErr      WCStatus = C.IBV_WC_REM_ABORT_ERR
-	WCInvEECNErr       WCStatus = C.IBV_WC_INV_EECN_ERR
-	WCInvEECStateErr   WCStatus = C.IBV_WC_INV_EEC_STATE_ERR
-	WCFatalErr         WCStatus = C.IBV_WC_FATAL_ERR
-	WCRespTimeoutErr   WCStatus = C.IBV_WC_RESP_TIMEOUT_ERR
-	WCGeneralErr       WCStatus = C.IBV_WC_GENERAL_ERR
-	WCTMErr            WCStatus = C.IBV_WC_TM_ERR
-	WCTMRndvIncomplete WCStatus = C.IBV_WC_TM_RNDV_INCOMPLETE
-)
-
-// String returns the libibverbs description of the status.
-func (s WCStatus) String() string {
-	return C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(s)))
-}
-
-// WCOpcode is the operation of a completion (enum ibv_wc_opcode values).
-// It is not defined for completions with an error status.
-type WCOpcode int
-
-// Completion opcodes.
-const (
-	WCSend            WCOpcode = C.IBV_WC_SEND
-	WCRDMAWrite       WCOpcode = C.IBV_WC_RDMA_WRITE
-	WCRDMARead        WCOpcode = C.IBV_WC_RDMA_READ
-	WCCompSwap        WCOpcode = C.IBV_WC_COMP_SWAP
-	WCFetchAdd        WCOpcode = C.IBV_WC_FETCH_ADD
-	WCBindMW          WCOpcode = C.IBV_WC_BIND_MW
-	WCLocalInv        WCOpcode = C.IBV_WC_LOCAL_INV
-	WCRecv            WCOpcode = C.IBV_WC_RECV
-	WCRecvRDMAWithImm WCOpcode = C.IBV_WC_RECV_RDMA_WITH_IMM
-)
-
-var wcOpcodeNames = map[WCOpcode]string{
-	WCSend:            "SEND",
-	WCRDMAWrite:       "RDMA_WRITE",
-	WCRDMARead:        "RDMA_READ",
-	WCCompSwap:        "COMP_SWAP",
-	WCFetchAdd:        "FETCH_ADD",
-	WCBindMW:          "BIND_MW",
-	WCLocalInv:        "LOCAL_INV",
-	WCRecv:            "RECV",
-	WCRecvRDMAWithImm: "RECV_RDMA_WITH_IMM",
-}
-
-// String returns the opcode's name.
-func (o WCOpcode) String() string {
-	if s, ok := wcOpcodeNames[o]; ok {
-		return s
-	}
-	return "WCOpcode(" + strconv.Itoa(int(o)) + ")"
-}
-
-// Completion flags (IBV_WC_* bits) found in WC.Flags.
-const (
-	WCFlagGRH     = C.IBV_WC_GRH
-	WCFlagWithImm = C.IBV_WC_WITH_IMM
-	WCFlagIPCsum  = C.IBV_WC_IP_CSUM_OK
-	WCFlagWithInv = C.IBV_WC_WITH_INV
-)
-
-// WC is a work completion, copied from struct ibv_wc. Imm is in host byte
-// order: the immediate data when Flags has WCFlagWithImm, the invalidated
-// rkey when it has WCFlagWithInv.
-type WC struct {
-	WRID      uint64
-	Status    WCStatus
-	Opcode    WCOpcode
-	VendorErr uint32
-	ByteLen   uint32
-	Imm       uint32
-	QPNum     uint32
-	SrcQP     uint32
-	Flags     uint32
 }
 
 // cptr returns the C CQ, or nil if cq is nil or closed.

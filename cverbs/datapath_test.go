@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 // Data-path device tests, run over a hand-connected QP pair and over an

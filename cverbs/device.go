@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -16,12 +18,6 @@ import (
 	"syscall"
 	"unsafe"
 )
-
-// DeviceInfo describes an RDMA device found by Devices.
-type DeviceInfo struct {
-	Name string
-	GUID uint64 // node GUID in host byte order
-}
 
 // Devices lists the RDMA devices known to libibverbs.
 func Devices() ([]DeviceInfo, error) {
@@ -42,8 +38,8 @@ func Devices() ([]DeviceInfo, error) {
 	return out, nil
 }
 
-// Context is an opened RDMA device.
-type Context struct {
+// cgoContext is the state of a Context in the cgo build.
+type cgoContext struct {
 	// mu is held shared by every call that uses ctx and exclusively by Close.
 	mu  sync.RWMutex
 	ctx *C.struct_ibv_context
@@ -68,7 +64,7 @@ func Open(name string) (*Context, error) {
 		for i := 0; i < int(n); i++ {
 			c := C.cverbs_context_at(list, C.int(i))
 			if c != nil && C.GoString(C.cverbs_context_name(c)) == name {
-				return &Context{ctx: c, fromCM: true, name: name}, nil
+				return &Context{cgoContext{ctx: c, fromCM: true, name: name}}, nil
 			}
 		}
 	}
@@ -87,7 +83,7 @@ func Open(name string) (*Context, error) {
 		if c == nil {
 			return nil, errnoErr("ibv_open_device", err)
 		}
-		return &Context{ctx: c, name: name}, nil
+		return &Context{cgoContext{ctx: c, name: name}}, nil
 	}
 	return nil, &OpError{Op: "ibv_open_device " + strconv.Quote(name), Err: syscall.ENODEV}
 }
@@ -140,32 +136,6 @@ func (c *Context) lock(op string) (*C.struct_ibv_context, error) {
 	return c.ctx, nil
 }
 
-// DeviceAttr holds the device limits reported by ibv_query_device.
-type DeviceAttr struct {
-	FWVer           string
-	NodeGUID        uint64 // host byte order
-	VendorID        uint32
-	VendorPartID    uint32
-	MaxMRSize       uint64
-	DeviceCapFlags  uint32 // IBV_DEVICE_* bits
-	AtomicCap       int    // IBV_ATOMIC_NONE, _HCA or _GLOB
-	MaxQP           int
-	MaxQPWR         int
-	MaxSGE          int
-	MaxSGERd        int
-	MaxCQ           int
-	MaxCQE          int
-	MaxMR           int
-	MaxPD           int
-	MaxQPRdAtom     int
-	MaxQPInitRdAtom int
-	MaxMW           int
-	MaxSRQ          int
-	MaxSRQWR        int
-	MaxSRQSGE       int
-	PhysPortCnt     int
-}
-
 // QueryDevice returns the device attributes.
 func (c *Context) QueryDevice() (DeviceAttr, error) {
 	const op = "ibv_query_device"
@@ -209,43 +179,6 @@ func beToHost64(v uint64) uint64 {
 	var b [8]byte
 	binary.NativeEndian.PutUint64(b[:], v)
 	return binary.BigEndian.Uint64(b[:])
-}
-
-// PortState is a port's logical state (enum ibv_port_state values).
-type PortState int
-
-// Port states.
-const (
-	PortNop         PortState = C.IBV_PORT_NOP
-	PortDown        PortState = C.IBV_PORT_DOWN
-	PortInit        PortState = C.IBV_PORT_INIT
-	PortArmed       PortState = C.IBV_PORT_ARMED
-	PortActive      PortState = C.IBV_PORT_ACTIVE
-	PortActiveDefer PortState = C.IBV_PORT_ACTIVE_DEFER
-)
-
-// String returns the libibverbs name of the state.
-func (s PortState) String() string {
-	return C.GoString(C.ibv_port_state_str(C.enum_ibv_port_state(s)))
-}
-
-// Link layers (IBV_LINK_LAYER_* values) reported in PortAttr.LinkLayer.
-const (
-	LinkLayerUnspecified = C.IBV_LINK_LAYER_UNSPECIFIED
-	LinkLayerInfiniBand  = C.IBV_LINK_LAYER_INFINIBAND
-	LinkLayerEthernet    = C.IBV_LINK_LAYER_ETHERNET
-)
-
-// PortAttr holds the port attributes reported by ibv_query_port.
-type PortAttr struct {
-	State      PortState
-	MaxMTU     int // bytes
-	ActiveMTU  int // bytes
-	GIDTblLen  int
-	LID        uint16
-	LinkLayer  int // IBV_LINK_LAYER_*
-	MaxMsgSize uint32
-	PortCap    uint32 // IBV_PORT_* capability bits
 }
 
 // mtuBytes converts an enum ibv_mtu to bytes (IBV_MTU_256 = 1 ... 4096 = 5).
@@ -310,25 +243,6 @@ func (c *Context) QueryGID(port uint8, index int) ([16]byte, error) {
 	return gid, nil
 }
 
-// GIDType is the type of a GID table entry (enum ibv_gid_type values).
-type GIDType int
-
-// GID types.
-const (
-	GIDTypeIB     GIDType = C.IBV_GID_TYPE_IB
-	GIDTypeRoCEv1 GIDType = C.IBV_GID_TYPE_ROCE_V1
-	GIDTypeRoCEv2 GIDType = C.IBV_GID_TYPE_ROCE_V2
-)
-
-// GIDEntry is one populated GID table entry (ibv_query_gid_ex).
-type GIDEntry struct {
-	GID     [16]byte
-	Index   int
-	Port    uint8
-	Type    GIDType
-	IfIndex int // netdev behind the entry (RoCE), 0 if none
-}
-
 // QueryGIDEntry returns a GID table entry with its type and netdev. An
 // unpopulated entry gives an error wrapping ENODATA.
 func (c *Context) QueryGIDEntry(port uint8, index int) (GIDEntry, error) {
@@ -385,49 +299,6 @@ func (c *Context) NetDev(port uint8) (string, error) {
 		}
 	}
 	return "", opErr(op, int(syscall.ENODEV))
-}
-
-// AsyncEventType is the type of an asynchronous event (enum ibv_event_type).
-type AsyncEventType int
-
-// Asynchronous event types.
-const (
-	EventCQErr            AsyncEventType = C.IBV_EVENT_CQ_ERR
-	EventQPFatal          AsyncEventType = C.IBV_EVENT_QP_FATAL
-	EventQPReqErr         AsyncEventType = C.IBV_EVENT_QP_REQ_ERR
-	EventQPAccessErr      AsyncEventType = C.IBV_EVENT_QP_ACCESS_ERR
-	EventCommEst          AsyncEventType = C.IBV_EVENT_COMM_EST
-	EventSQDrained        AsyncEventType = C.IBV_EVENT_SQ_DRAINED
-	EventPathMig          AsyncEventType = C.IBV_EVENT_PATH_MIG
-	EventPathMigErr       AsyncEventType = C.IBV_EVENT_PATH_MIG_ERR
-	EventDeviceFatal      AsyncEventType = C.IBV_EVENT_DEVICE_FATAL
-	EventPortActive       AsyncEventType = C.IBV_EVENT_PORT_ACTIVE
-	EventPortErr          AsyncEventType = C.IBV_EVENT_PORT_ERR
-	EventLIDChange        AsyncEventType = C.IBV_EVENT_LID_CHANGE
-	EventPKeyChange       AsyncEventType = C.IBV_EVENT_PKEY_CHANGE
-	EventSMChange         AsyncEventType = C.IBV_EVENT_SM_CHANGE
-	EventSRQErr           AsyncEventType = C.IBV_EVENT_SRQ_ERR
-	EventSRQLimitReached  AsyncEventType = C.IBV_EVENT_SRQ_LIMIT_REACHED
-	EventQPLastWQEReached AsyncEventType = C.IBV_EVENT_QP_LAST_WQE_REACHED
-	EventClientReregister AsyncEventType = C.IBV_EVENT_CLIENT_REREGISTER
-	EventGIDChange        AsyncEventType = C.IBV_EVENT_GID_CHANGE
-	EventWQFatal          AsyncEventType = C.IBV_EVENT_WQ_FATAL
-)
-
-// String returns the libibverbs description of the event type.
-func (t AsyncEventType) String() string {
-	return C.GoString(C.ibv_event_type_str(C.enum_ibv_event_type(t)))
-}
-
-// AsyncEvent is an asynchronous event of a device, copied out of
-// struct ibv_async_event. Only the fields that apply to Type are set.
-type AsyncEvent struct {
-	Type  AsyncEventType
-	QPNum uint32
-	QP    *QP // the QP of a QP event, if it was made by this package
-	SRQ   *SRQ
-	CQ    *CQ
-	Port  uint8
 }
 
 // WaitAsyncEvent waits for the next asynchronous event of the device through

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 // Device tests: devices and attributes, object life cycle, error

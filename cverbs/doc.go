@@ -15,6 +15,13 @@
 // the channel file descriptors are non-blocking, so a waiting goroutine does
 // not hold an OS thread, and every wait takes a context.Context.
 //
+// The verbs need Linux and cgo (the files built with linux && cgo). The
+// types, constants and String methods are in the untagged *_types.go
+// files, shared with the build for other platforms or CGO_ENABLED=0
+// (cverbs_other.go), which has the same API and fails every verb with an
+// *OpError wrapping ErrUnsupported. The constants are Go literals, which the
+// tests of the cgo build compare with the C headers.
+//
 // Errors carry the verb's own return value as a syscall.Errno, wrapped with the
 // operation name, so errors.Is(err, syscall.ENOMEM) works.
 package cverbs

@@ -2,6 +2,7 @@ package cverbs
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 )
 
@@ -20,6 +21,12 @@ func (e *OpError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned when an object is used after it was destroyed.
 var ErrClosed = errors.New("cverbs: object is closed")
+
+// ErrUnsupported is the error of every verb in a build without RDMA support
+// (not Linux, or cgo disabled): nothing can be opened or created there. It
+// wraps errors.ErrUnsupported, and comes wrapped in an *OpError that names
+// the verb.
+var ErrUnsupported = fmt.Errorf("cverbs: RDMA needs Linux and cgo: %w", errors.ErrUnsupported)
 
 // opErr wraps a verb's return value. Verbs return either 0, a positive errno
 // (ibv_post_*, ibv_modify_qp, ...) or -1 with errno set (ibv_reg_mr returning

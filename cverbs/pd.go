@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -12,8 +14,8 @@ import (
 	"unsafe"
 )
 
-// PD is a protection domain.
-type PD struct {
+// cgoPD is the state of a PD in the cgo build.
+type cgoPD struct {
 	mu  sync.RWMutex // shared by users of pd, exclusive in Close
 	pd  *C.struct_ibv_pd
 	ctx *Context
@@ -31,7 +33,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	if p == nil {
 		return nil, errnoErr(op, err)
 	}
-	return &PD{pd: p, ctx: c}, nil
+	return &PD{cgoPD{pd: p, ctx: c}}, nil
 }
 
 // Context returns the device context the PD belongs to.
@@ -72,25 +74,8 @@ func (pd *PD) lock(op string) (*C.struct_ibv_pd, error) {
 	return pd.pd, nil
 }
 
-// Access is a set of memory access rights (IBV_ACCESS_* values).
-type Access uint32
-
-// Access rights.
-const (
-	AccessLocalWrite   Access = C.IBV_ACCESS_LOCAL_WRITE
-	AccessRemoteWrite  Access = C.IBV_ACCESS_REMOTE_WRITE
-	AccessRemoteRead   Access = C.IBV_ACCESS_REMOTE_READ
-	AccessRemoteAtomic Access = C.IBV_ACCESS_REMOTE_ATOMIC
-	AccessMWBind       Access = C.IBV_ACCESS_MW_BIND
-)
-
-// MR is a registered memory region.
-type MR struct {
-	LKey uint32
-	RKey uint32
-	Addr uintptr
-	Len  int
-
+// cgoMR is the state of an MR in the cgo build.
+type cgoMR struct {
 	mu sync.Mutex
 	mr *C.struct_ibv_mr
 	pd *PD
@@ -117,19 +102,12 @@ func (pd *PD) RegMR(addr unsafe.Pointer, length int, access Access) (*MR, error)
 		return nil, errnoErr(op, err)
 	}
 	return &MR{
-		LKey: uint32(m.lkey),
-		RKey: uint32(m.rkey),
-		Addr: uintptr(addr),
-		Len:  length,
-		mr:   m,
-		pd:   pd,
+		LKey:  uint32(m.lkey),
+		RKey:  uint32(m.rkey),
+		Addr:  uintptr(addr),
+		Len:   length,
+		cgoMR: cgoMR{mr: m, pd: pd},
 	}, nil
-}
-
-// SGE returns a scatter/gather element covering the MR from offset off for
-// length bytes. It does not check the bounds.
-func (mr *MR) SGE(off, length int) SGE {
-	return SGE{Addr: uint64(mr.Addr) + uint64(off), Length: uint32(length), LKey: mr.LKey}
 }
 
 // Close deregisters the MR.
@@ -149,11 +127,8 @@ func (mr *MR) Close() error {
 	return nil
 }
 
-// MW is a type 1 memory window.
-type MW struct {
-	// RKey is the window's current rkey; BindMW updates it.
-	RKey uint32
-
+// cgoMW is the state of an MW in the cgo build.
+type cgoMW struct {
 	mu sync.Mutex
 	mw *C.struct_ibv_mw
 	pd *PD
@@ -175,7 +150,7 @@ func (pd *PD) AllocMW() (*MW, error) {
 		}
 		return nil, errnoErr(op, err)
 	}
-	return &MW{RKey: uint32(m.rkey), mw: m, pd: pd}, nil
+	return &MW{RKey: uint32(m.rkey), cgoMW: cgoMW{mw: m, pd: pd}}, nil
 }
 
 // Close deallocates the MW.

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -6,38 +8,13 @@ package cverbs
 import "C"
 
 import (
-	"strconv"
 	"sync"
 	"syscall"
 	"unsafe"
 )
 
-// QPInitAttr describes an RC queue pair to create. RecvCQ defaults to
-// SendCQ. With SRQ set, receives go to the SRQ and MaxRecvWR/MaxRecvSGE are
-// ignored.
-type QPInitAttr struct {
-	SendCQ     *CQ
-	RecvCQ     *CQ
-	SRQ        *SRQ
-	MaxSendWR  int
-	MaxRecvWR  int
-	MaxSendSGE int
-	MaxRecvSGE int
-	MaxInline  int
-}
-
-// QPCap is what a QP was actually created with (at least what was asked).
-type QPCap struct {
-	MaxSendWR  int
-	MaxRecvWR  int
-	MaxSendSGE int
-	MaxRecvSGE int
-	MaxInline  int
-}
-
-// QP is an RC queue pair. Requests are signalled only when they carry
-// SendSignaled (sq_sig_all = 0).
-type QP struct {
+// cgoQP is the state of a QP in the cgo build.
+type cgoQP struct {
 	// Lock order: mu, then sq.mu, then rq.mu. Posting takes only its queue's
 	// lock; Close takes all three.
 	mu   sync.Mutex
@@ -87,7 +64,7 @@ func qpInitAttr(op string, a *QPInitAttr, out *C.struct_ibv_qp_init_attr) error 
 // granted (init.cap is updated by the create call) and allocates the posting
 // arrays. On failure the caller destroys the QP.
 func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *SRQ) (*QP, bool) {
-	qp := &QP{
+	qp := &QP{cgoQP{
 		qp:  cqp,
 		num: uint32(cqp.qp_num),
 		pd:  pd,
@@ -99,7 +76,7 @@ func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *S
 			MaxRecvSGE: int(init.cap.max_recv_sge),
 			MaxInline:  int(init.cap.max_inline_data),
 		},
-	}
+	}}
 	if !qp.sq.alloc(qp.cap.MaxSendWR, qp.cap.MaxSendSGE) {
 		return nil, false
 	}
@@ -210,34 +187,6 @@ func (qp *QP) lock(op string) (*C.struct_ibv_qp, error) {
 	return qp.qp, nil
 }
 
-// QPState is a queue pair state (enum ibv_qp_state values).
-type QPState int
-
-// QP states.
-const (
-	QPReset   QPState = C.IBV_QPS_RESET
-	QPInit    QPState = C.IBV_QPS_INIT
-	QPRTR     QPState = C.IBV_QPS_RTR
-	QPRTS     QPState = C.IBV_QPS_RTS
-	QPSQD     QPState = C.IBV_QPS_SQD
-	QPSQE     QPState = C.IBV_QPS_SQE
-	QPErr     QPState = C.IBV_QPS_ERR
-	QPUnknown QPState = C.IBV_QPS_UNKNOWN
-)
-
-var qpStateNames = [...]string{
-	QPReset: "RESET", QPInit: "INIT", QPRTR: "RTR", QPRTS: "RTS",
-	QPSQD: "SQD", QPSQE: "SQE", QPErr: "ERR", QPUnknown: "UNKNOWN",
-}
-
-// String returns the state's name.
-func (s QPState) String() string {
-	if s >= 0 && int(s) < len(qpStateNames) {
-		return qpStateNames[s]
-	}
-	return "QPState(" + strconv.Itoa(int(s)) + ")"
-}
-
 // State queries the QP's current state (ibv_query_qp).
 func (qp *QP) State() (QPState, error) {
 	const op = "ibv_query_qp"
@@ -263,24 +212,6 @@ func (qp *QP) ToInit(port uint8, access Access) error {
 	}
 	defer qp.mu.Unlock()
 	return opErr(op, int(C.cverbs_to_init(cqp, C.uint8_t(port), C.uint(access))))
-}
-
-// RTRAttr are the attributes for INIT -> RTR. With a non-zero DGID the
-// address vector is global (GRH, as RoCE needs) using SGIDIndex; otherwise
-// DLID addresses an InfiniBand port. MTU is in bytes (256 ... 4096).
-// MinRNRTimer and MaxDestRdAtomic are taken as given (0 is a valid value).
-type RTRAttr struct {
-	Port            uint8
-	DestQPNum       uint32
-	RQPSN           uint32
-	MTU             int
-	DGID            [16]byte
-	SGIDIndex       int
-	MaxDestRdAtomic int
-	MinRNRTimer     int
-	DLID            uint16 // InfiniBand only
-	SL              uint8
-	HopLimit        uint8 // default 64 when 0
 }
 
 // ToRTR moves the QP from INIT to RTR.
@@ -309,17 +240,6 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		C.uint16_t(a.DLID), C.uint8_t(a.SL), C.uint8_t(hop),
 		C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(a.MinRNRTimer))
 	return opErr(op, int(rc))
-}
-
-// RTSAttr are the attributes for RTR -> RTS. Timeout is the IB exponent
-// (4.096 us * 2^Timeout, 0 = infinite); RetryCnt and RNRRetry are 0..7 (7 =
-// infinite RNR retries).
-type RTSAttr struct {
-	SQPSN       uint32
-	Timeout     int
-	RetryCnt    int
-	RNRRetry    int
-	MaxRdAtomic int
 }
 
 // ToRTS moves the QP from RTR to RTS.

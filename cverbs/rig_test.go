@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 // Shared set-up for device tests: a device rig (context, PD, port, RoCE v2

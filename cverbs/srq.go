@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package cverbs
 
 /*
@@ -11,23 +13,8 @@ import (
 	"unsafe"
 )
 
-// SRQInitAttr describes a shared receive queue to create. Limit, when
-// non-zero, arms EventSRQLimitReached.
-type SRQInitAttr struct {
-	MaxWR  int
-	MaxSGE int
-	Limit  int
-}
-
-// SRQAttr are an SRQ's current attributes.
-type SRQAttr struct {
-	MaxWR  int
-	MaxSGE int
-	Limit  int
-}
-
-// SRQ is a shared receive queue.
-type SRQ struct {
+// cgoSRQ is the state of an SRQ in the cgo build.
+type cgoSRQ struct {
 	// Lock order: mu, then rq.mu. Posting takes only rq.mu.
 	mu  sync.Mutex
 	srq *C.struct_ibv_srq
@@ -51,7 +38,7 @@ func (pd *PD) NewSRQ(a SRQInitAttr) (*SRQ, error) {
 	if csrq == nil {
 		return nil, errnoErr(op, err)
 	}
-	srq := &SRQ{srq: csrq, pd: pd}
+	srq := &SRQ{cgoSRQ{srq: csrq, pd: pd}}
 	// Size the arrays by what was asked or granted, whichever is larger.
 	if !srq.rq.alloc(max(int(wr), a.MaxWR), max(int(sge), a.MaxSGE)) {
 		C.ibv_destroy_srq(csrq)

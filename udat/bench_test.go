@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat_test
 
 // Benchmarks of the data path: posting DTOs and polling their completions,

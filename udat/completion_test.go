@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Completions exactly once and on time: each test reproduces one defect an

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Posting is safe from many goroutines at once on one EP or SRQ (the C

@@ -9,6 +9,15 @@
 // nil or freed handle gives DAT_INVALID_HANDLE with the object's subtype, and
 // no bad argument makes a call panic.
 //
+// # Platforms
+//
+// The package needs Linux, cgo and rdma-core to reach a device. A program
+// that imports it builds anywhere else, or with CGO_ENABLED=0, with the
+// same API: OpenIA then fails with DAT_MODEL_NOT_SUPPORTED, an error for
+// which errors.Is(err, errors.ErrUnsupported) holds (Error.Unwrap), so no
+// other object can be created and every method reports its usual error for
+// a nil handle. Providers and ReadDatConf work as everywhere.
+//
 // # Concurrency
 //
 // Unlike the C reference, the library is thread safe: any call may be made

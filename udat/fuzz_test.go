@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Fuzz targets (go test -fuzz). Their seeds (f.Add) run in every go test.

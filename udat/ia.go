@@ -3,6 +3,7 @@ package udat
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -62,6 +63,9 @@ const maxAsyncEVDQLen = 1 << 16
 // first IA parameter names the network interface or device. The IA creates
 // its asynchronous EVD with room for asyncEVDQLen events (at most the
 // device's largest CQ: DAT_INVALID_PARAMETER beyond); AsyncEVD returns it.
+// In a build without RDMA support (not Linux, or cgo disabled) it fails
+// with DAT_MODEL_NOT_SUPPORTED, an error for which
+// errors.Is(err, errors.ErrUnsupported) holds.
 func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	const op = "dat_ia_open"
 	if name == "" {
@@ -133,6 +137,14 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 func openDevice(op, name string) (*cverbs.Context, uint8, string, error) {
 	// No devices at all (no RDMA in this kernel) is still "no such provider".
 	devs, err := cverbs.Devices()
+	if errors.Is(err, cverbs.ErrUnsupported) {
+		// Built without RDMA support (not Linux, or cgo disabled). Not
+		// errors.ErrUnsupported: a kernel without RDMA gives ENOSYS, which
+		// matches it too, and that is "no such provider".
+		e := newErrorDetail(op, ModelNotSupported, "RDMA needs Linux and cgo")
+		e.cause = err
+		return nil, 0, "", e
+	}
 	if err != nil {
 		return nil, 0, "", newError(op, ProviderNotFound)
 	}

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Lifecycle tests: "a failure loses nothing". Every DTO posted on an EP that

@@ -3,7 +3,6 @@ package udat
 import (
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -101,14 +100,13 @@ func (ia *IA) AllocLMR(pz *PZ, length int, priv MemPriv) (*LMR, error) {
 	if err := checkPriv(op, priv, VATypeVA); err != nil {
 		return nil, err
 	}
-	buf, err := syscall.Mmap(-1, 0, length, syscall.PROT_READ|syscall.PROT_WRITE,
-		syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	buf, err := mapPages(length)
 	if err != nil {
 		return nil, newError(op, InsufficientResources|ResourceMemory)
 	}
 	l := &LMR{object: liveObject(), ia: ia, pz: pz, buf: buf, mapped: true, priv: priv}
 	if err := l.register(op); err != nil {
-		syscall.Munmap(buf)
+		unmapPages(buf)
 		return nil, err
 	}
 	return l, nil
@@ -330,7 +328,7 @@ func (l *LMR) destroy(op string) error {
 	l.pz.mu.Unlock()
 	err := l.mr.Close()
 	if l.mapped {
-		syscall.Munmap(l.buf)
+		unmapPages(l.buf)
 	} else {
 		l.pin.Unpin()
 	}

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Tests of EP.PostRequests and EP.PostRecvs, the batch forms of the post

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Tests of dat_ep_post_send(3DAT). Each test cites the paragraph of the man

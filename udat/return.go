@@ -450,6 +450,10 @@ type Error struct {
 	// Detail says more where the code alone leaves it open, such as which
 	// limit a DTO exceeded; it may be empty.
 	Detail string
+
+	// cause is the error of the layer below, where it matters to a caller;
+	// Unwrap returns it.
+	cause error
 }
 
 // Error returns "udat: " + Op + ": " + the dat_strerror form of Code (just
@@ -478,6 +482,13 @@ func (e *Error) Is(target error) bool {
 	}
 	return t.Code.Subtype() == NoSubtype || t.Code.Subtype() == e.Code.Subtype()
 }
+
+// Unwrap returns the error that caused e, or nil. OpenIA's
+// DAT_MODEL_NOT_SUPPORTED in a build without RDMA support (not Linux, or
+// cgo disabled) unwraps to one that wraps errors.ErrUnsupported, so
+// errors.Is(err, errors.ErrUnsupported) holds; comparisons with this
+// package's sentinels still go by DAT type (Is).
+func (e *Error) Unwrap() error { return e.cause }
 
 // Sentinel errors, one per type of Return. Compare with errors.Is; they
 // match any error of their type whatever its subtype.

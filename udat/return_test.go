@@ -215,3 +215,16 @@ func sentinels() []*Error {
 		ErrCommNotSupported, ErrNotImplemented,
 	}
 }
+
+// Unwrap gives the cause an *Error carries, without changing how it
+// compares with the sentinels.
+func TestReturnErrorUnwrap(t *testing.T) {
+	cause := fmt.Errorf("cverbs: %w", errors.ErrUnsupported)
+	err := error(&Error{Code: ClassError | ModelNotSupported, Op: "dat_ia_open", cause: cause})
+	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	assert.ErrorIs(t, err, ErrModelNotSupported)
+	assert.NotErrorIs(t, err, ErrInvalidHandle)
+	assert.Equal(t, cause, errors.Unwrap(err))
+	assert.NoError(t, errors.Unwrap(newError("x", InvalidHandle)))
+	assert.NotErrorIs(t, newError("x", ModelNotSupported), errors.ErrUnsupported)
+}

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Tests of dat_srq_post_recv(3DAT) and the other SRQ calls. Each test cites

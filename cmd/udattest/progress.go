@@ -6,9 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // progress draws a live progress line on stderr during long runs: it
@@ -38,14 +36,6 @@ func wantProgress(mode string) bool {
 		return false
 	}
 	return isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb"
-}
-
-// isTerminal reports whether f is a terminal: the TCGETS ioctl succeeds on
-// it. (A character device such as /dev/null is not enough.)
-func isTerminal(f *os.File) bool {
-	var t syscall.Termios
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
-	return e == 0
 }
 
 // startProgress starts the line for a run of total operations of size
