@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package udat
 
 // Device tests of the IB extensions (ext_ib.go): RDMA write with immediate
