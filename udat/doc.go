@@ -191,7 +191,9 @@
 //	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
 //
 // Not provided: CNOs (dat_cno_*, dat_evd_modify_cno; Go code waits with
-// WaitContext and select instead), shared memory LMRs, dat_csp_*,
+// WaitContext and select instead), LMRs of DAT_MEM_TYPE_SHARED_VIRTUAL and
+// DAT_MEM_TYPE_LMR (the C reference's openib providers return
+// DAT_NOT_IMPLEMENTED for both), dat_csp_*,
 // dat_ep_common_connect, and of the IB extensions UD, the counters and the
 // collectives. The provider side of the
 // registry (dat_provider_init, dat_provider_fini,
