@@ -146,6 +146,7 @@ type DeviceAttr struct {
 	NodeGUID        uint64 // host byte order
 	VendorID        uint32
 	VendorPartID    uint32
+	HWVer           uint32 // the hardware version (hw_ver)
 	MaxMRSize       uint64
 	DeviceCapFlags  uint32 // IBV_DEVICE_* bits
 	AtomicCap       int    // IBV_ATOMIC_NONE, _HCA or _GLOB
@@ -183,6 +184,7 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 		NodeGUID:        beToHost64(uint64(a.node_guid)),
 		VendorID:        uint32(a.vendor_id),
 		VendorPartID:    uint32(a.vendor_part_id),
+		HWVer:           uint32(a.hw_ver),
 		MaxMRSize:       uint64(a.max_mr_size),
 		DeviceCapFlags:  uint32(a.device_cap_flags),
 		AtomicCap:       int(a.atomic_cap),

@@ -322,6 +322,10 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			ep.failLocked(EventConnectionNonPeerRejected, nil)
 			return
 		}
+		// The peer's reply says how many RDMA reads it takes and issues.
+		ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(ev.InitiatorDepth))
+		ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(ev.ResponderResources))
+		ep.rdSet = true
 		ep.establishedLocked(ev.PrivateData)
 	case cverbs.CMEventEstablished:
 		switch s {

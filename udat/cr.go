@@ -137,10 +137,13 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 			return fail(err)
 		}
 	}
+	ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(cr.initDepth))
+	ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(cr.respRes))
+	ep.rdSet = true
 	err := id.Accept(cverbs.ConnParam{
 		PrivateData:        privateData,
-		ResponderResources: uint8(min(ep.attr.MaxRDMAReadIn, int(cr.initDepth))),
-		InitiatorDepth:     uint8(min(ep.attr.MaxRDMAReadOut, int(cr.respRes))),
+		ResponderResources: uint8(ep.rdIn),
+		InitiatorDepth:     uint8(ep.rdOut),
 		RetryCount:         uint8(ep.attr.RetryCount), // unused: the REQ's count applies
 		RNRRetryCount:      cmRNRRetryCount,
 		FlowControl:        true,
