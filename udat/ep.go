@@ -95,13 +95,13 @@ type EP struct {
 	// (valid when rdSet): what EP.Query reports then.
 	rdIn, rdOut int
 	rdSet       bool
-	timer      *time.Timer
-	terminated bool // the connection's final event has been posted
-	rsp        *RSP
-	cr         *CR
-	softHW     int
-	hardHW     int
-	freeing    bool // Free is under way
+	timer       *time.Timer
+	terminated  bool // the connection's final event has been posted
+	rsp         *RSP
+	cr          *CR
+	softHW      int
+	hardHW      int
+	freeing     bool // Free is under way
 }
 
 // State returns the EP's current state.
