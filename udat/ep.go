@@ -392,9 +392,13 @@ func (ep *EP) attachCQs(op string) (sendCQ, recvCQ *cverbs.CQ, err error) {
 }
 
 // detachCQs gives back the room attachCQs made.
-func (ep *EP) detachCQs() {
-	ep.reqEVD.detach(ep.requestDepth(), nil, false)
-	ep.recvEVD.detach(ep.recvDepth(), ep.srq, ep.solicitedRecv())
+func (ep *EP) detachCQs() { detachQueues(ep.reqEVD, ep.recvEVD, ep.srq, ep.attr) }
+
+// detachQueues gives back the room of an EP with these EVDs, SRQ and
+// attributes (those of EP.requestDepth and EP.recvDepth).
+func detachQueues(reqEVD, recvEVD *EVD, srq *SRQ, a EPAttr) {
+	reqEVD.detach(max(a.MaxRequestDTOs, 1)+1, nil, false)
+	recvEVD.detach(max(a.MaxRecvDTOs, 1), srq, a.RecvCompletionFlags&CompletionSolicitedWait != 0)
 }
 
 // EPParam is what dat_ep_query returns (DAT_EP_PARAM).
