@@ -322,9 +322,11 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			ep.failLocked(EventConnectionNonPeerRejected, nil)
 			return
 		}
-		// The peer's reply says how many RDMA reads it takes and issues.
-		ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(ev.InitiatorDepth))
-		ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(ev.ResponderResources))
+		// The reply's depths, as the IB CM reports them to this side:
+		// ResponderResources is the reads the peer will issue here,
+		// InitiatorDepth those it takes.
+		ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(ev.ResponderResources))
+		ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(ev.InitiatorDepth))
 		ep.rdSet = true
 		ep.establishedLocked(ev.PrivateData)
 	case cverbs.CMEventEstablished:

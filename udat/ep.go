@@ -432,7 +432,7 @@ func (ep *EP) Query() (EPParam, error) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	p := EPParam{IA: ep.ia, State: ep.getState(), LocalAddr: ep.ia.addr, LocalPortQual: ep.localQual,
-		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.pz, RecvEVD: ep.recvEVD,
+		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.consumerPZ(), RecvEVD: ep.recvEVD,
 		RequestEVD: ep.reqEVD, ConnectEVD: ep.connEVD, SRQ: ep.srq, Attr: ep.attr}
 	if p.LocalPortQual == 0 && ep.cmid != nil {
 		// The active side: the source port rdma_cm bound the request to.

@@ -115,8 +115,12 @@ func (ep *EP) Modify(mask EPParamMask, p EPParam) error {
 	}
 	ep.attr = next.attr
 	if next.connEVD != ep.connEVD {
-		next.connEVD.ref(1)
-		ep.connEVD.ref(-1)
+		if next.connEVD != nil {
+			next.connEVD.ref(1)
+		}
+		if ep.connEVD != nil {
+			ep.connEVD.ref(-1)
+		}
 		ep.connEVD = next.connEVD
 	}
 	return nil

@@ -42,6 +42,7 @@ type IA struct {
 	srqs     map[*SRQ]struct{}
 	crs      map[*CR]struct{}
 	nullCQ   *cverbs.CQ // receive/send CQ for EPs created without that EVD
+	provPZ   *PZ        // the PZ of provider-created EPs (providerep.go)
 	closing  bool
 	lmrMu    sync.RWMutex
 	lmrByKey map[uint32]*LMR // lmr_context (lkey) -> LMR, for post-time checks
@@ -568,6 +569,10 @@ func (ia *IA) teardown() {
 	if ia.nullCQ != nil {
 		ia.nullCQ.Close()
 		ia.nullCQ = nil
+	}
+	if ia.provPZ != nil {
+		ia.provPZ.pd.Close()
+		ia.provPZ = nil
 	}
 	ia.mu.Unlock()
 	if ia.ech != nil {
