@@ -59,7 +59,7 @@ type CRParam struct {
 	RemoteAddr     netip.Addr
 	RemotePortQual PortQual
 	PrivateData    []byte
-	LocalEP        *EP // the RSP's EP, or nil for a PSP
+	LocalEP        *EP // the RSP's EP, the EP a PSPProviderFlag PSP created, or nil
 }
 
 // Query returns the request's parameters (dat_cr_query). PrivateData is the
