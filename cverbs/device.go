@@ -153,6 +153,7 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 		NodeGUID:        beToHost64(uint64(a.node_guid)),
 		VendorID:        uint32(a.vendor_id),
 		VendorPartID:    uint32(a.vendor_part_id),
+		HWVer:           uint32(a.hw_ver),
 		MaxMRSize:       uint64(a.max_mr_size),
 		DeviceCapFlags:  uint32(a.device_cap_flags),
 		AtomicCap:       int(a.atomic_cap),

@@ -12,6 +12,7 @@ type DeviceAttr struct {
 	NodeGUID        uint64 // host byte order
 	VendorID        uint32
 	VendorPartID    uint32
+	HWVer           uint32 // the hardware version (hw_ver)
 	MaxMRSize       uint64
 	DeviceCapFlags  uint32 // IBV_DEVICE_* bits
 	AtomicCap       int    // IBV_ATOMIC_NONE, _HCA or _GLOB

@@ -22,8 +22,8 @@ type cConst struct {
 	cName  string
 }
 
-// cConsts lists every exported constant of return.go and consts.go, one
-// entry each. TestCHeadersCoverAllConstants keeps it complete.
+// cConsts lists every exported constant of return.go, consts.go and
+// epmodify.go, one entry each. TestCHeadersCoverAllConstants keeps it complete.
 var cConsts = []cConst{
 	{"Success", int64(Success), "DAT_SUCCESS"},
 	{"ClassSuccess", int64(ClassSuccess), "DAT_CLASS_SUCCESS"},
@@ -349,6 +349,39 @@ var cConsts = []cConst{
 	{"IBRecvImmedData", int64(IBRecvImmedData), "DAT_IB_RECV_IMMED_DATA"},
 	{"IBOpSuccess", int64(IBOpSuccess), "DAT_OP_SUCCESS"},
 	{"IBOpErr", int64(IBOpErr), "DAT_IB_OP_ERR"},
+	{"EPFieldIAHandle", int64(EPFieldIAHandle), "DAT_EP_FIELD_IA_HANDLE"},
+	{"EPFieldEPState", int64(EPFieldEPState), "DAT_EP_FIELD_EP_STATE"},
+	{"EPFieldComm", int64(EPFieldComm), "DAT_EP_FIELD_COMM"},
+	{"EPFieldLocalIAAddress", int64(EPFieldLocalIAAddress), "DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR"},
+	{"EPFieldLocalPortQual", int64(EPFieldLocalPortQual), "DAT_EP_FIELD_LOCAL_PORT_QUAL"},
+	{"EPFieldRemoteIAAddress", int64(EPFieldRemoteIAAddress), "DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR"},
+	{"EPFieldRemotePortQual", int64(EPFieldRemotePortQual), "DAT_EP_FIELD_REMOTE_PORT_QUAL"},
+	{"EPFieldPZ", int64(EPFieldPZ), "DAT_EP_FIELD_PZ_HANDLE"},
+	{"EPFieldRecvEVD", int64(EPFieldRecvEVD), "DAT_EP_FIELD_RECV_EVD_HANDLE"},
+	{"EPFieldRequestEVD", int64(EPFieldRequestEVD), "DAT_EP_FIELD_REQUEST_EVD_HANDLE"},
+	{"EPFieldConnectEVD", int64(EPFieldConnectEVD), "DAT_EP_FIELD_CONNECT_EVD_HANDLE"},
+	{"EPFieldSRQ", int64(EPFieldSRQ), "DAT_EP_FIELD_SRQ_HANDLE"},
+	{"EPFieldServiceType", int64(EPFieldServiceType), "DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE"},
+	{"EPFieldMaxMessageSize", int64(EPFieldMaxMessageSize), "DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE"},
+	{"EPFieldMaxRDMASize", int64(EPFieldMaxRDMASize), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE"},
+	{"EPFieldQoS", int64(EPFieldQoS), "DAT_EP_FIELD_EP_ATTR_QOS"},
+	{"EPFieldRecvCompletionFlags", int64(EPFieldRecvCompletionFlags), "DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS"},
+	{"EPFieldRequestCompletionFlag", int64(EPFieldRequestCompletionFlag), "DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS"},
+	{"EPFieldMaxRecvDTOs", int64(EPFieldMaxRecvDTOs), "DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS"},
+	{"EPFieldMaxRequestDTOs", int64(EPFieldMaxRequestDTOs), "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS"},
+	{"EPFieldMaxRecvIOV", int64(EPFieldMaxRecvIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV"},
+	{"EPFieldMaxRequestIOV", int64(EPFieldMaxRequestIOV), "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV"},
+	{"EPFieldMaxRDMAReadIn", int64(EPFieldMaxRDMAReadIn), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN"},
+	{"EPFieldMaxRDMAReadOut", int64(EPFieldMaxRDMAReadOut), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT"},
+	{"EPFieldSRQSoftHW", int64(EPFieldSRQSoftHW), "DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW"},
+	{"EPFieldMaxRDMAReadIOV", int64(EPFieldMaxRDMAReadIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV"},
+	{"EPFieldMaxRDMAWriteIOV", int64(EPFieldMaxRDMAWriteIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV"},
+	{"EPFieldNumTransportAttr", int64(EPFieldNumTransportAttr), "DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR"},
+	{"EPFieldTransportSpecificAttr", int64(EPFieldTransportSpecificAttr), "DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR"},
+	{"EPFieldNumProviderAttr", int64(EPFieldNumProviderAttr), "DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR"},
+	{"EPFieldProviderSpecificAttr", int64(EPFieldProviderSpecificAttr), "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR"},
+	{"EPFieldEPAttrAll", int64(EPFieldEPAttrAll), "DAT_EP_FIELD_EP_ATTR_ALL"},
+	{"EPFieldAll", int64(EPFieldAll), "DAT_EP_FIELD_ALL"},
 }
 
 // requireCHeaders fails the test when the DAT 2.0 headers were not
@@ -391,7 +424,7 @@ func TestCHeadersCoverAllConstants(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	fset := token.NewFileSet()
-	for _, file := range []string{"return.go", "consts.go", "ext_ib.go"} {
+	for _, file := range []string{"return.go", "consts.go", "epmodify.go", "ext_ib.go"} {
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {

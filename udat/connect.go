@@ -322,6 +322,12 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			ep.failLocked(EventConnectionNonPeerRejected, nil)
 			return
 		}
+		// The reply's depths, as the IB CM reports them to this side:
+		// ResponderResources is the reads the peer will issue here,
+		// InitiatorDepth those it takes.
+		ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(ev.ResponderResources))
+		ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(ev.InitiatorDepth))
+		ep.rdSet = true
 		ep.establishedLocked(ev.PrivateData)
 	case cverbs.CMEventEstablished:
 		switch s {
@@ -427,58 +433,3 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 	}
 	return newError(op, InvalidState|stateSubtype(s))
 }
-
-// Modify changes EP parameters (dat_ep_modify). Only the attributes that
-// need no new queue pair can change, and only while the EP is not
-// connected: MaxRDMAReadIn, MaxRDMAReadOut, MaxMessageSize, MaxRDMASize and
-// QoS. Other fields of mask give DAT_INVALID_PARAMETER.
-func (ep *EP) Modify(mask EPParamMask, p EPParam) error {
-	const op = "dat_ep_modify"
-	if err := ep.check(op); err != nil {
-		return err
-	}
-	if mask&^(EPFieldMaxRDMAReadIn|EPFieldMaxRDMAReadOut|EPFieldMaxMessageSize|EPFieldMaxRDMASize|EPFieldQoS) != 0 {
-		return newError(op, InvalidParameter|InvalidArg2)
-	}
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.freeing {
-		return badHandle(op, HandleTypeEP)
-	}
-	if s := ep.getState(); s != EPStateUnconnected && s != EPStateReserved && s != EPStatePassiveConnectionPending {
-		return newError(op, InvalidState|stateSubtype(s))
-	}
-	a := ep.attr
-	if mask&EPFieldMaxRDMAReadIn != 0 {
-		a.MaxRDMAReadIn = p.Attr.MaxRDMAReadIn
-	}
-	if mask&EPFieldMaxRDMAReadOut != 0 {
-		a.MaxRDMAReadOut = p.Attr.MaxRDMAReadOut
-	}
-	if mask&EPFieldMaxMessageSize != 0 {
-		a.MaxMessageSize = p.Attr.MaxMessageSize
-	}
-	if mask&EPFieldMaxRDMASize != 0 {
-		a.MaxRDMASize = p.Attr.MaxRDMASize
-	}
-	if mask&EPFieldQoS != 0 {
-		a.QoS = p.Attr.QoS
-	}
-	if err := ep.ia.checkEPAttr(op, &a, InvalidArg3); err != nil {
-		return err
-	}
-	ep.attr = a
-	return nil
-}
-
-// EPParamMask selects the fields of EPParam that Modify changes
-// (DAT_EP_PARAM_MASK values).
-type EPParamMask uint64
-
-const (
-	EPFieldMaxMessageSize EPParamMask = 0x00002000 // DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE
-	EPFieldMaxRDMASize    EPParamMask = 0x00004000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE
-	EPFieldQoS            EPParamMask = 0x00008000 // DAT_EP_FIELD_EP_ATTR_QOS
-	EPFieldMaxRDMAReadIn  EPParamMask = 0x00400000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN
-	EPFieldMaxRDMAReadOut EPParamMask = 0x00800000 // DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT
-)

@@ -19,13 +19,19 @@ type CR struct {
 	remote      netip.AddrPort
 	connQual    ConnQual
 	privateData []byte
-	respRes     uint8 // the peer's responder resources
-	initDepth   uint8 // the peer's initiator depth
+	// The request's RDMA read depths, as the IB CM reports them to this
+	// side: respRes is the requester's initiator depth (the reads it will
+	// issue here) and initDepth its responder resources (the reads this
+	// side may issue).
+	respRes   uint8
+	initDepth uint8
 
 	mu      sync.Mutex
 	ep      *EP // the EP it was accepted with
-	localEP *EP // the RSP's EP
-	aborted bool
+	localEP *EP // the RSP's EP, or the EP a PSPProviderFlag PSP created
+	// providerEP: localEP was created for this request (providerep.go)
+	providerEP bool
+	aborted    bool
 }
 
 func (ia *IA) newCR(ev cverbs.CMEvent, connQual ConnQual) *CR {
@@ -53,7 +59,7 @@ type CRParam struct {
 	RemoteAddr     netip.Addr
 	RemotePortQual PortQual
 	PrivateData    []byte
-	LocalEP        *EP // the RSP's EP, or nil for a PSP
+	LocalEP        *EP // the RSP's EP, the EP a PSPProviderFlag PSP created, or nil
 }
 
 // Query returns the request's parameters (dat_cr_query). PrivateData is the
@@ -77,8 +83,10 @@ func (cr *CR) doneLocked() {
 
 // Accept accepts the request with ep (dat_cr_accept). For a request that
 // came to an RSP, ep may be nil (the RSP's EP is used) or must be that EP;
-// for a PSP, ep must be UNCONNECTED. privateData (at most 160 bytes) goes to
-// the requester in its EventConnectionEstablished. The EP is CONNECTED when
+// for a PSPConsumerFlag PSP, ep must be UNCONNECTED. privateData (at most 160 bytes) goes to
+// the requester in its EventConnectionEstablished. For a request to a PSP
+// with PSPProviderFlag, ep is nil or the EP the PSP created, which must have
+// a PZ and a connect EVD by then (see EP.Modify). The EP is CONNECTED when
 // EventConnectionEstablished arrives on its connect EVD;
 // EventConnectionAcceptCompletionError reports a failure. The CR is
 // destroyed.
@@ -101,18 +109,24 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	if ep == nil || ep.dead() || ep.ia != cr.ia || (cr.localEP != nil && ep != cr.localEP) {
 		return badHandle(op, HandleTypeEP)
 	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
 	if ep.connEVD == nil {
 		return newError(op, InvalidState|InvalidStateEPEVDConnect)
 	}
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
 	s := ep.getState()
 	want := EPStateUnconnected
-	if cr.localEP != nil {
+	switch {
+	case cr.providerEP:
+		want = EPStateTentativeConnectionPending
+	case cr.localEP != nil:
 		want = EPStatePassiveConnectionPending
 	}
 	if s != want {
 		return newError(op, InvalidState|stateSubtype(s))
+	}
+	if ep.pz.internal {
+		return newError(op, InvalidState|InvalidStateEPUnconfTentative)
 	}
 	id := cr.id
 	ep.cmid = id
@@ -137,10 +151,13 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 			return fail(err)
 		}
 	}
+	ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(cr.respRes))
+	ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(cr.initDepth))
+	ep.rdSet = true
 	err := id.Accept(cverbs.ConnParam{
 		PrivateData:        privateData,
-		ResponderResources: uint8(min(ep.attr.MaxRDMAReadIn, int(cr.initDepth))),
-		InitiatorDepth:     uint8(min(ep.attr.MaxRDMAReadOut, int(cr.respRes))),
+		ResponderResources: uint8(ep.rdIn),
+		InitiatorDepth:     uint8(ep.rdOut),
 		RetryCount:         uint8(ep.attr.RetryCount), // unused: the REQ's count applies
 		RNRRetryCount:      cmRNRRetryCount,
 		FlowControl:        true,
@@ -154,7 +171,8 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 
 // Reject refuses the request (dat_cr_reject, DAT 2.0 form with private
 // data). The requester gets EventConnectionPeerRejected with privateData (at
-// most 144 bytes). The CR is destroyed.
+// most 144 bytes). The CR is destroyed, and so is the EP a PSPProviderFlag
+// PSP created for it.
 func (cr *CR) Reject(privateData []byte) error {
 	const op = "dat_cr_reject"
 	if err := cr.check(op); err != nil {
@@ -175,7 +193,9 @@ func (cr *CR) Reject(privateData []byte) error {
 	err := cr.id.Reject(pd)
 	cr.ia.unregisterCM(cr.id)
 	cr.id.Close()
-	if lep != nil {
+	if lep != nil && cr.providerEP {
+		lep.free(true) // the Consumer never took it: it goes with the request
+	} else if lep != nil {
 		lep.mu.Lock()
 		if lep.getState() == EPStatePassiveConnectionPending {
 			lep.cr = nil

@@ -113,6 +113,23 @@
 // of a broken connection only from the peer's disconnect request; one that
 // must know within a bound posts a small DTO now and then (retransmit.go).
 //
+// With PSPProviderFlag a PSP creates the EP of each request; the Consumer
+// finds it in CR.Query, gives it a PZ and EVDs with EP.Modify and accepts
+// with it, or rejects the request and the EP goes with it. EP.Modify changes
+// what the man page allows before a connection; a change to the PZ, EVDs,
+// DTO counts or IOV sizes gives the EP a new queue pair and needs an EP with
+// no DTO posted.
+//
+// # Attributes
+//
+// IA.Query reports what the C reference reports for the same device (the
+// device's limits, hw_ver as HardwareVersionMajor, the port's max_msg_sz as
+// MaxMessageSize), and provider attributes that describe this package
+// (EPCreator PSPCreatesEPIfAsked, thread safety, every completion flag).
+// EP.Query reports what the EP really has: the counts and IOV sizes its
+// queue pair got, and once connected the RDMA read depths negotiated with
+// the peer and, on the active side, the rdma_cm source port.
+//
 // # The DAT calls and their Go forms
 //
 //	dat_ia_open                    OpenIA(name, asyncEVDQLen)
@@ -149,7 +166,7 @@
 //	dat_ep_create                  (*IA).CreateEP(pz, recvEVD, requestEVD, connectEVD, attr)
 //	dat_ep_create_with_srq         (*IA).CreateEPWithSRQ(pz, recvEVD, requestEVD, connectEVD, srq, attr)
 //	dat_ep_query                   (*EP).Query
-//	dat_ep_modify                  (*EP).Modify
+//	dat_ep_modify                  (*EP).Modify(mask, param) (EPField* bits, DAT_EP_FIELD_* values)
 //	dat_ep_connect                 (*EP).Connect(addr, connQual, timeout, privateData, qos, flags)
 //	dat_ep_dup_connect             (*EP).DupConnect
 //	dat_ep_disconnect              (*EP).Disconnect(flags)
@@ -163,7 +180,7 @@
 //	dat_ep_free                    (*EP).Free
 //	dat_ep_recv_query              (*EP).RecvQuery
 //	dat_ep_set_watermark           (*EP).SetWatermark
-//	dat_psp_create                 (*IA).CreatePSP(connQual, evd, flags)
+//	dat_psp_create                 (*IA).CreatePSP(connQual, evd, flags) (PSPProviderFlag: providerep.go)
 //	dat_psp_create_any             (*IA).CreatePSPAny(evd, flags)
 //	dat_psp_query                  (*PSP).Query
 //	dat_psp_free                   (*PSP).Free

@@ -91,13 +91,17 @@ type EP struct {
 	remoteQual ConnQual
 	localQual  ConnQual
 	connPD     []byte
-	timer      *time.Timer
-	terminated bool // the connection's final event has been posted
-	rsp        *RSP
-	cr         *CR
-	softHW     int
-	hardHW     int
-	freeing    bool // Free is under way
+	// rdIn and rdOut are the RDMA read depths negotiated at connect
+	// (valid when rdSet): what EP.Query reports then.
+	rdIn, rdOut int
+	rdSet       bool
+	timer       *time.Timer
+	terminated  bool // the connection's final event has been posted
+	rsp         *RSP
+	cr          *CR
+	softHW      int
+	hardHW      int
+	freeing     bool // Free is under way
 }
 
 // State returns the EP's current state.
@@ -315,9 +319,40 @@ func (ep *EP) makeQP(op string) (err error) {
 	ep.qp = qp
 	ep.qpn = qp.Num()
 	ep.maxInline = uint64(min(qp.Cap().MaxInline, maxInline))
+	ep.takeCaps(qp.Cap())
 	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend)
 	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv)
 	return nil
+}
+
+// takeCaps makes the EP's attributes what its new QP really got (a device
+// may grant more than asked), so that EP.Query reports them and the EP
+// accepts what the QP can take. The EVDs' CQs are sized for the new counts;
+// where they cannot grow, the counts stay as asked.
+func (ep *EP) takeCaps(c cverbs.QPCap) {
+	a := ep.attr
+	if ep.srq == nil {
+		a.MaxRecvDTOs = max(a.MaxRecvDTOs, c.MaxRecvWR)
+		a.MaxRecvIOV = max(a.MaxRecvIOV, c.MaxRecvSGE)
+	}
+	if c.MaxSendWR-1 > a.MaxRequestDTOs && c.MaxSendWR <= ep.ia.devAttr.MaxQPWR {
+		a.MaxRequestDTOs = c.MaxSendWR - 1 // less the flush marker
+	}
+	a.MaxRequestIOV = max(a.MaxRequestIOV, c.MaxSendSGE)
+	a.MaxRDMAWriteIOV = max(a.MaxRDMAWriteIOV, c.MaxSendSGE)
+	a.MaxRDMAReadIOV = max(a.MaxRDMAReadIOV, min(c.MaxSendSGE, ep.ia.rdmaReadSGE()))
+	old := ep.attr
+	ep.attr = a
+	if dr := ep.requestDepth() - old.MaxRequestDTOs - 1; dr > 0 && ep.reqEVD != nil {
+		if _, err := ep.reqEVD.attach("", dr, nil, false); err != nil {
+			ep.attr.MaxRequestDTOs = old.MaxRequestDTOs
+		}
+	}
+	if dr := ep.recvDepth() - max(old.MaxRecvDTOs, 1); dr > 0 && ep.recvEVD != nil {
+		if _, err := ep.recvEVD.attach("", dr, nil, ep.solicitedRecv()); err != nil {
+			ep.attr.MaxRecvDTOs = old.MaxRecvDTOs
+		}
+	}
 }
 
 // The completions each queue of the EP may leave in its EVD's CQ (see
@@ -357,9 +392,13 @@ func (ep *EP) attachCQs(op string) (sendCQ, recvCQ *cverbs.CQ, err error) {
 }
 
 // detachCQs gives back the room attachCQs made.
-func (ep *EP) detachCQs() {
-	ep.reqEVD.detach(ep.requestDepth(), nil, false)
-	ep.recvEVD.detach(ep.recvDepth(), ep.srq, ep.solicitedRecv())
+func (ep *EP) detachCQs() { detachQueues(ep.reqEVD, ep.recvEVD, ep.srq, ep.attr) }
+
+// detachQueues gives back the room of an EP with these EVDs, SRQ and
+// attributes (those of EP.requestDepth and EP.recvDepth).
+func detachQueues(reqEVD, recvEVD *EVD, srq *SRQ, a EPAttr) {
+	reqEVD.detach(max(a.MaxRequestDTOs, 1)+1, nil, false)
+	recvEVD.detach(max(a.MaxRecvDTOs, 1), srq, a.RecvCompletionFlags&CompletionSolicitedWait != 0)
 }
 
 // EPParam is what dat_ep_query returns (DAT_EP_PARAM).
@@ -378,7 +417,14 @@ type EPParam struct {
 	Attr           EPAttr
 }
 
-// Query returns the EP's parameters (dat_ep_query).
+// Query returns the EP's parameters (dat_ep_query). Attr holds what the EP
+// really has: the counts and IOV sizes its queue pair was created with (at
+// least those asked for), the largest DTO the device carries, and, once a
+// connection was accepted or established, the RDMA read depths negotiated
+// with the peer. LocalPortQual is the rdma_cm source port on the active side
+// (from the start of Connect on) and the connection qualifier on the
+// passive side; an EP that never connected has 0 (C binds a port at
+// dat_ep_create already).
 func (ep *EP) Query() (EPParam, error) {
 	if err := ep.check("dat_ep_query"); err != nil {
 		return EPParam{}, err
@@ -386,8 +432,15 @@ func (ep *EP) Query() (EPParam, error) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	p := EPParam{IA: ep.ia, State: ep.getState(), LocalAddr: ep.ia.addr, LocalPortQual: ep.localQual,
-		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.pz, RecvEVD: ep.recvEVD,
+		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.consumerPZ(), RecvEVD: ep.recvEVD,
 		RequestEVD: ep.reqEVD, ConnectEVD: ep.connEVD, SRQ: ep.srq, Attr: ep.attr}
+	if p.LocalPortQual == 0 && ep.cmid != nil {
+		// The active side: the source port rdma_cm bound the request to.
+		p.LocalPortQual = PortQual(ep.cmid.LocalAddr().Port())
+	}
+	if ep.rdSet {
+		p.Attr.MaxRDMAReadIn, p.Attr.MaxRDMAReadOut = ep.rdIn, ep.rdOut
+	}
 	return p, nil
 }
 
@@ -545,6 +598,7 @@ func (ep *EP) Reset() error {
 	ep.terminated = false
 	ep.remote = netip.AddrPort{}
 	ep.remoteQual, ep.localQual = 0, 0
+	ep.rdSet = false
 	ep.setState(EPStateUnconnected)
 	ep.mu.Unlock()
 	return nil

@@ -43,6 +43,7 @@ type IA struct {
 	srqs     map[*SRQ]struct{}
 	crs      map[*CR]struct{}
 	nullCQ   *cverbs.CQ // receive/send CQ for EPs created without that EVD
+	provPZ   *PZ        // the PZ of provider-created EPs (providerep.go)
 	closing  bool
 	lmrMu    sync.RWMutex
 	lmrByKey map[uint32]*LMR // lmr_context (lkey) -> LMR, for post-time checks
@@ -299,11 +300,20 @@ func (ia *IA) AsyncEVD() *EVD {
 	return ia.asyncEVD
 }
 
-// IAAttr describes an IA (the DAT_IA_ATTR fields that apply here).
+// IAAttr describes an IA (the DAT_IA_ATTR fields that apply here). The
+// values are those the C reference (OFA DAPL 2.x) reports for the same
+// device: the device's ibv_device_attr limits and the port's max_msg_sz.
 type IAAttr struct {
-	AdapterName          string
-	VendorName           string
+	AdapterName string
+	VendorName  string
+	// HardwareVersionMajor is the device's hardware version (hw_ver), as
+	// in C; HardwareVersionMinor is 0, as in C (verbs has no minor
+	// version).
 	HardwareVersionMajor uint32
+	HardwareVersionMinor uint32
+	// VendorID is the device's IEEE vendor id (vendor_id). It is not a
+	// DAT_IA_ATTR member: C does not report it.
+	VendorID             uint32
 	FirmwareVersion      string
 	Address              netip.Addr
 	NetDev               string
@@ -317,15 +327,25 @@ type IAAttr struct {
 	MaxIOVSegmentsPerDTO int
 	MaxLMRs              int
 	MaxLMRBlockSize      uint64
+	// MaxLMRVirtualAddress and MaxRMRTargetAddress are the device's
+	// max_mr_size, as in C.
+	MaxLMRVirtualAddress uint64
 	MaxPZs               int
-	MaxMessageSize       uint32
-	MaxRDMASize          uint32
-	MaxRMRs              int
-	MaxSRQs              int
-	MaxEPPerSRQ          int
-	MaxRecvPerSRQ        int
-	MaxRDMAReadIn        int
-	MaxRDMAReadOut       int
+	// MaxMessageSize and MaxRDMASize are the port's max_msg_sz.
+	MaxMessageSize      uint32
+	MaxRDMASize         uint32
+	MaxRMRs             int
+	MaxRMRTargetAddress uint64
+	MaxSRQs             int
+	MaxEPPerSRQ         int
+	MaxRecvPerSRQ       int
+	// MaxIOVSegmentsPerRDMARead and MaxIOVSegmentsPerRDMAWrite are the
+	// largest IOVs of an RDMA read and write (the device's max_sge, and
+	// its max_sge_rd for reads where that is smaller).
+	MaxIOVSegmentsPerRDMARead  int
+	MaxIOVSegmentsPerRDMAWrite int
+	MaxRDMAReadIn              int
+	MaxRDMAReadOut             int
 	// ExtensionSupported is ExtensionIB: the IB extensions of ext_ib.go,
 	// at ExtensionVersion (IBExtensionVersion).
 	ExtensionSupported Extension
@@ -337,23 +357,57 @@ type NamedAttr struct {
 	Name, Value string
 }
 
+// EVDStreamIndex gives the row and column of an EVD flag in
+// ProviderAttr.EVDStreamMergingSupported, as in the C array: software 0,
+// CR 1, DTO 2, connection 3, RMR bind 4, asynchronous 5.
+var EVDStreamIndex = [6]EVDFlags{EVDSoftwareFlag, EVDCRFlag, EVDDTOFlag, EVDConnectionFlag, EVDRMRBindFlag, EVDAsyncFlag}
+
 // ProviderAttr describes the library as a DAT provider (DAT_PROVIDER_ATTR).
 type ProviderAttr struct {
-	ProviderName             string
-	ProviderVersionMajor     uint32
-	ProviderVersionMinor     uint32
-	DAPLVersionMajor         uint32
-	DAPLVersionMinor         uint32
-	CompletionFlags          CompletionFlags
-	IsThreadSafe             bool
-	MaxPrivateDataSize       int // connect private data
-	MaxAcceptPrivateSize     int
-	SupportsMultipath        bool
-	OptimalBufferAlignment   int
-	SRQSupported             bool
-	SRQWatermarksSupported   bool
-	SRQEPPZDifferenceAllowed bool
-	LMRSyncRequired          bool
+	ProviderName         string
+	ProviderVersionMajor uint32
+	ProviderVersionMinor uint32
+	DAPLVersionMajor     uint32
+	DAPLVersionMinor     uint32
+	// LMRMemTypesSupported is MemTypeVirtual: LMRs register virtual
+	// memory only (C claims MemTypeLMR|MemTypeSharedVirtual too).
+	LMRMemTypesSupported MemType
+	// IOVOwnershipOnReturn is IOVConsumer: the IOV of a post is the
+	// Consumer's again when the call returns.
+	IOVOwnershipOnReturn IOVOwnership
+	// DATQoSSupported is QoSBestEffort, the only QoS.
+	DATQoSSupported QoS
+	CompletionFlags CompletionFlags
+	IsThreadSafe    bool
+	// MaxPrivateDataSize is the connect private data limit (56 bytes);
+	// MaxAcceptPrivateSize, not in DAT_PROVIDER_ATTR, the accept one.
+	MaxPrivateDataSize   int
+	MaxAcceptPrivateSize int
+	SupportsMultipath    bool
+	// EPCreator is PSPCreatesEPIfAsked: a PSP created with
+	// PSPProviderFlag creates the EP of each request (C supports that
+	// flag too, but reports PSPCreatesEPNever).
+	EPCreator EPCreatorForPSP
+	// OptimalBufferAlignment is OptimalAlignment (256), as in C.
+	OptimalBufferAlignment int
+	// PZSupport is PZUnique: a PZ belongs to one IA.
+	PZSupport PZSupport
+	// EVDStreamMergingSupported[i][j] says whether one EVD may take the
+	// events of the streams EVDStreamIndex[i] and EVDStreamIndex[j]. Every
+	// combination CreateEVD accepts is true: all but the asynchronous
+	// stream, which only the IA's own EVD takes (C also refuses DTO with
+	// connection events).
+	EVDStreamMergingSupported [6][6]bool
+	SRQSupported              bool
+	SRQWatermarksSupported    bool
+	SRQEPPZDifferenceAllowed  bool
+	// SRQInfoSupported: SRQ.Query counts the receives posted and not
+	// completed (AvailableDTOCount, OutstandingDTOCount); C reports false.
+	SRQInfoSupported bool
+	// EPRecvInfoSupported: EP.RecvQuery reports the receives of an EP
+	// without SRQ; C reports false.
+	EPRecvInfoSupported bool
+	LMRSyncRequired     bool
 	// ProviderSpecificAttr lists what the provider adds, named and
 	// formatted as by OFA DAPL's openib providers (see ext_ib.go).
 	ProviderSpecificAttr []NamedAttr
@@ -368,34 +422,40 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 	}
 	d := ia.devAttr
 	maxMsg := uint32(ia.maxMessageSize())
+	readSGE := ia.rdmaReadSGE()
 	a := IAAttr{
-		AdapterName:          ia.dev,
-		VendorName:           "udat",
-		HardwareVersionMajor: d.VendorID,
-		FirmwareVersion:      d.FWVer,
-		Address:              ia.addr,
-		NetDev:               ia.netdev,
-		Port:                 ia.port,
-		MaxEPs:               d.MaxQP,
-		MaxDTOPerEP:          d.MaxQPWR,
-		MaxRDMAReadPerEPIn:   d.MaxQPRdAtom,
-		MaxRDMAReadPerEPOut:  d.MaxQPInitRdAtom,
-		MaxEVDs:              d.MaxCQ,
-		MaxEVDQLen:           d.MaxCQE,
-		MaxIOVSegmentsPerDTO: d.MaxSGE,
-		MaxLMRs:              d.MaxMR,
-		MaxLMRBlockSize:      d.MaxMRSize,
-		MaxPZs:               d.MaxPD,
-		MaxMessageSize:       maxMsg,
-		MaxRDMASize:          maxMsg,
-		MaxRMRs:              d.MaxMW,
-		MaxSRQs:              d.MaxSRQ,
-		MaxEPPerSRQ:          d.MaxQP,
-		MaxRecvPerSRQ:        d.MaxSRQWR,
-		MaxRDMAReadIn:        d.MaxQPRdAtom,
-		MaxRDMAReadOut:       d.MaxQPInitRdAtom,
-		ExtensionSupported:   ExtensionIB,
-		ExtensionVersion:     IBExtensionVersion,
+		AdapterName:                ia.dev,
+		VendorName:                 "udat",
+		HardwareVersionMajor:       d.HWVer,
+		VendorID:                   d.VendorID,
+		FirmwareVersion:            d.FWVer,
+		Address:                    ia.addr,
+		NetDev:                     ia.netdev,
+		Port:                       ia.port,
+		MaxEPs:                     d.MaxQP,
+		MaxDTOPerEP:                d.MaxQPWR,
+		MaxRDMAReadPerEPIn:         d.MaxQPRdAtom,
+		MaxRDMAReadPerEPOut:        d.MaxQPInitRdAtom,
+		MaxEVDs:                    d.MaxCQ,
+		MaxEVDQLen:                 d.MaxCQE,
+		MaxIOVSegmentsPerDTO:       d.MaxSGE,
+		MaxLMRs:                    d.MaxMR,
+		MaxLMRBlockSize:            d.MaxMRSize,
+		MaxLMRVirtualAddress:       d.MaxMRSize,
+		MaxPZs:                     d.MaxPD,
+		MaxMessageSize:             maxMsg,
+		MaxRDMASize:                maxMsg,
+		MaxRMRs:                    d.MaxMW,
+		MaxRMRTargetAddress:        d.MaxMRSize,
+		MaxSRQs:                    d.MaxSRQ,
+		MaxEPPerSRQ:                d.MaxQP,
+		MaxRecvPerSRQ:              d.MaxSRQWR,
+		MaxIOVSegmentsPerRDMARead:  readSGE,
+		MaxIOVSegmentsPerRDMAWrite: d.MaxSGE,
+		MaxRDMAReadIn:              d.MaxQPRdAtom,
+		MaxRDMAReadOut:             d.MaxQPInitRdAtom,
+		ExtensionSupported:         ExtensionIB,
+		ExtensionVersion:           IBExtensionVersion,
 	}
 	p := ProviderAttr{
 		ProviderName:         "udat-go",
@@ -403,16 +463,28 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		ProviderVersionMinor: 0,
 		DAPLVersionMajor:     2,
 		DAPLVersionMinor:     0,
+		LMRMemTypesSupported: MemTypeVirtual,
+		IOVOwnershipOnReturn: IOVConsumer,
+		DATQoSSupported:      QoSBestEffort,
 		CompletionFlags: CompletionSuppress | CompletionSolicitedWait | CompletionUnsignalled |
 			CompletionBarrierFence | CompletionEVDThreshold,
 		IsThreadSafe:             true,
 		MaxPrivateDataSize:       maxConnectPrivateData,
 		MaxAcceptPrivateSize:     maxAcceptPrivateData,
-		OptimalBufferAlignment:   64,
+		EPCreator:                PSPCreatesEPIfAsked,
+		OptimalBufferAlignment:   OptimalAlignment,
+		PZSupport:                PZUnique,
 		SRQSupported:             d.MaxSRQ > 0,
 		SRQWatermarksSupported:   d.MaxSRQ > 0,
 		SRQEPPZDifferenceAllowed: false,
+		SRQInfoSupported:         d.MaxSRQ > 0,
+		EPRecvInfoSupported:      true,
 		ProviderSpecificAttr:     ia.ibProviderAttrs(),
+	}
+	for i, fi := range EVDStreamIndex {
+		for j, fj := range EVDStreamIndex {
+			p.EVDStreamMergingSupported[i][j] = (fi|fj)&EVDAsyncFlag == 0
+		}
 	}
 	return a, p, nil
 }
@@ -525,6 +597,10 @@ func (ia *IA) teardown() {
 		ia.nullCQ.Close()
 		ia.nullCQ = nil
 	}
+	if ia.provPZ != nil {
+		ia.provPZ.pd.Close()
+		ia.provPZ = nil
+	}
 	ia.mu.Unlock()
 	if ia.ech != nil {
 		ia.ech.Close()
@@ -563,6 +639,15 @@ func delChild[T comparable](ia *IA, m map[T]struct{}, v T) {
 	ia.mu.Lock()
 	delete(m, v)
 	ia.mu.Unlock()
+}
+
+// rdmaReadSGE is the largest IOV of an RDMA read: the device's max_sge, or
+// its max_sge_rd where that is smaller.
+func (ia *IA) rdmaReadSGE() int {
+	if r := ia.devAttr.MaxSGERd; r > 0 && r < ia.devAttr.MaxSGE {
+		return r
+	}
+	return ia.devAttr.MaxSGE
 }
 
 // maxMessageSize is the largest DTO the device carries: the port's

@@ -25,8 +25,9 @@ const listenBacklog = 128
 // CreatePSP starts listening for connection requests on connQual
 // (dat_psp_create). Requests arrive as EventConnectionRequest on evd, which
 // must have EVDCRFlag. A connection qualifier already in use gives
-// DAT_CONN_QUAL_IN_USE. Only PSPConsumerFlag is supported (the Consumer
-// provides the EP when it accepts).
+// DAT_CONN_QUAL_IN_USE. With PSPConsumerFlag the Consumer provides the EP
+// when it accepts; with PSPProviderFlag the PSP creates one for each request
+// (see providerep.go): CR.Query returns it as LocalEP.
 func (ia *IA) CreatePSP(connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, error) {
 	const op = "dat_psp_create"
 	if err := ia.check(op); err != nil {
@@ -35,10 +36,7 @@ func (ia *IA) CreatePSP(connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, erro
 	if err := evd.checkRole(op, ia, EVDCRFlag, InvalidHandleEVDCR); err != nil {
 		return nil, err
 	}
-	if flags != PSPConsumerFlag {
-		if flags == PSPProviderFlag {
-			return nil, newError(op, ModelNotSupported)
-		}
+	if flags != PSPConsumerFlag && flags != PSPProviderFlag {
 		return nil, newError(op, InvalidParameter|InvalidArg4)
 	}
 	return ia.listen(op, connQual, evd, flags)
@@ -54,10 +52,7 @@ func (ia *IA) CreatePSPAny(evd *EVD, flags PSPFlags) (*PSP, ConnQual, error) {
 	if err := evd.checkRole(op, ia, EVDCRFlag, InvalidHandleEVDCR); err != nil {
 		return nil, 0, err
 	}
-	if flags != PSPConsumerFlag {
-		if flags == PSPProviderFlag {
-			return nil, 0, newError(op, ModelNotSupported)
-		}
+	if flags != PSPConsumerFlag && flags != PSPProviderFlag {
 		return nil, 0, newError(op, InvalidParameter|InvalidArg4)
 	}
 	start := 0x8000 + rand.IntN(0x7000)
@@ -148,11 +143,29 @@ func (p *PSP) request(ev cverbs.CMEvent) {
 		ev.ID.Close()
 		return
 	}
+	var ep *EP
+	if p.flags == PSPProviderFlag {
+		var err error
+		if ep, err = p.ia.newProviderEP(ev); err != nil {
+			ev.ID.Reject(nil)
+			ev.ID.Close()
+			return
+		}
+	}
 	cr := p.ia.newCR(ev, p.connQual)
 	if cr == nil {
+		if ep != nil {
+			ep.free(true)
+		}
 		return
 	}
 	cr.psp = p
+	if ep != nil {
+		cr.localEP, cr.providerEP = ep, true
+		ep.mu.Lock()
+		ep.cr = cr
+		ep.mu.Unlock()
+	}
 	p.evd.pushInternal(Event{Number: EventConnectionRequest,
 		CR: CRArrivalData{PSP: p, LocalIAAddress: p.ia.addr, ConnQual: p.connQual, CR: cr}})
 }

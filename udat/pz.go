@@ -17,6 +17,8 @@ type PZ struct {
 	lmrs map[*LMR]struct{}
 	rmrs map[*RMR]struct{}
 	refs int // EPs and SRQs using the PZ
+
+	internal bool // the IA's own, for provider-created EPs (providerep.go)
 }
 
 // CreatePZ creates a Protection Zone (dat_pz_create).
