@@ -41,6 +41,7 @@ type IA struct {
 	rsps     map[*RSP]struct{}
 	srqs     map[*SRQ]struct{}
 	crs      map[*CR]struct{}
+	cnos     map[*CNO]struct{}
 	nullCQ   *cverbs.CQ // receive/send CQ for EPs created without that EVD
 	closing  bool
 	lmrMu    sync.RWMutex
@@ -91,6 +92,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 		rsps:     map[*RSP]struct{}{},
 		srqs:     map[*SRQ]struct{}{},
 		crs:      map[*CR]struct{}{},
+		cnos:     map[*CNO]struct{}{},
 		lmrByKey: map[uint32]*LMR{},
 		epByQP:   map[uint32]*EP{},
 		srqByVer: map[*cverbs.SRQ]*SRQ{},
@@ -408,7 +410,7 @@ func (ia *IA) Close(flags CloseFlags) error {
 		return badHandle(op, HandleTypeIA)
 	}
 	if flags == CloseGracefulFlag {
-		busy := len(ia.pzs)+len(ia.eps)+len(ia.psps)+len(ia.rsps)+len(ia.srqs) > 0
+		busy := len(ia.pzs)+len(ia.eps)+len(ia.psps)+len(ia.rsps)+len(ia.srqs)+len(ia.cnos) > 0
 		for e := range ia.evds {
 			if e != ia.asyncEVD {
 				busy = true
@@ -439,9 +441,13 @@ func (ia *IA) freeChildren() {
 	srqs := keys(ia.srqs)
 	pzs := keys(ia.pzs)
 	evds := keys(ia.evds)
+	cnos := keys(ia.cnos)
 	ia.mu.Unlock()
 	for _, e := range evds {
 		e.abort()
+	}
+	for _, c := range cnos {
+		c.abort()
 	}
 	for _, c := range crs {
 		c.Reject(nil)
@@ -465,6 +471,9 @@ func (ia *IA) freeChildren() {
 		if e != ia.asyncEVD {
 			e.release()
 		}
+	}
+	for _, c := range cnos {
+		c.destroy()
 	}
 }
 
