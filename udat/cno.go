@@ -416,8 +416,12 @@ func (e *EVD) armLocked() {
 }
 
 // watchCQ turns the completion events of the EVD's CQs into notifications:
-// it re-arms the CQs, then wakes the EVD's waiter or triggers its CNO, in
-// that order so that no completion goes unnoticed.
+// it re-arms the CQs, takes in their completions and, if that queued new
+// events (or the queue is full, so that completions wait in the CQ), wakes
+// the EVD's waiter or triggers its CNO; in that order, so that no completion
+// goes unnoticed. An event for completions already taken in (by Dequeue, or
+// by the previous round), or left on the channel from before the watcher
+// started, triggers nothing.
 func (e *EVD) watchCQ(ctx context.Context, w *cqWatch) {
 	defer close(w.done)
 	for {
@@ -439,7 +443,11 @@ func (e *EVD) watchCQ(ctx context.Context, w *cqWatch) {
 			return
 		}
 		e.armLocked()
-		e.wakeLocked()
+		before := e.qn
+		e.pollLocked()
+		if e.qn > before || e.qn == len(e.q) || e.waiting.Load() {
+			e.wakeLocked()
+		}
 		e.mu.Unlock()
 	}
 }

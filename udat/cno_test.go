@@ -259,10 +259,14 @@ func TestCNOModifyAndDisable(t *testing.T) {
 	require.NoError(t, err)
 	requireRecv(t, evd, 21)
 
-	// Moved to a second CNO: the first no longer hears of it.
+	// Moved to a second CNO: the first no longer hears of it, once a
+	// notification "in progress" during the move is collected (the man
+	// page).
 	cno2, err := p.ia.CreateCNO(nil)
 	require.NoError(t, err)
 	require.NoError(t, s.recv.ModifyCNO(cno2))
+	time.Sleep(quietDur)
+	cno.Wait(0)
 	sendTo(t, c, s, 22, CompletionDefault)
 	evd, err = cno2.Wait(waitUS)
 	require.NoError(t, err)
