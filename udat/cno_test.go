@@ -531,3 +531,19 @@ func TestCNOManyCompletionsNothingLost(t *testing.T) {
 	assert.Equal(t, int64(n), seen[0].Load())
 	assert.Equal(t, int64(n), seen[1].Load())
 }
+
+// EP.GetStatus takes in the completions waiting in the device (as LMR.Free
+// does); one it takes in before the CQ watcher does still triggers the CNO.
+func TestCNOCompletionTakenInByGetStatus(t *testing.T) {
+	p, cno := cnoPair(t, nil, pairOpts{})
+	c, s := p.client, p.server
+	for i := uint64(0); i < 20; i++ {
+		sendTo(t, c, s, 40+i, CompletionDefault)
+		_, _, _, err := s.ep.GetStatus()
+		require.NoError(t, err)
+		evd, err := cno.Wait(waitUS)
+		require.NoError(t, err, "round %d", i)
+		require.Same(t, s.recv, evd)
+		requireRecv(t, evd, 40+i)
+	}
+}

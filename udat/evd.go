@@ -202,13 +202,19 @@ func (e *EVD) polling() bool {
 
 // reap moves every completion waiting in the CQ to the event queue, which
 // grows as needed: the DTOs they report are then done, and their LMRs free.
+// New events notify as if they had just arrived (the CQ watcher of a CNO
+// will find them taken in already).
 func (e *EVD) reap() {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
 	if !e.dead() {
+		before := e.qn
 		e.poll(true)
+		if e.qn > before {
+			e.wakeLocked()
+		}
 	}
 	e.mu.Unlock()
 }
