@@ -77,6 +77,9 @@ func (e *EVD) attach(op string, depth int, srq *SRQ, solicited bool) (*cverbs.CQ
 			return nil, verbsErr(op, err, InsufficientResources|ResourceTEVD)
 		}
 		e.scq = scq
+		if e.watch != nil {
+			e.armLocked() // the CNO's watcher hears of it too
+		}
 	}
 	cq, u := e.cqFor(solicited)
 	u.add(depth, srq, 1)

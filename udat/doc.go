@@ -97,6 +97,20 @@
 // outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
 // exists). EVD.Dequeue and the completion path allocate nothing.
 //
+// # Notification
+//
+// A CNO waits for many EVDs at once: an EVD associated with it (by
+// CreateEVDWithCNO or EVD.ModifyCNO) triggers it when an event that would
+// wake a waiter arrives while the EVD is enabled and nobody waits on the
+// EVD itself; CNO.Wait returns that EVD, a hint: the consumer then dequeues
+// from every EVD of the CNO. CNO.Ready gives a channel for select. A DTO EVD
+// with a CNO is watched by a goroutine of the library, parked in the
+// netpoller, so device completions trigger the CNO with nobody waiting or
+// polling. As the man pages say (and the C reference does), a timeout gives
+// DAT_QUEUE_EMPTY and the proxy agent is called once; an unwaitable EVD
+// still triggers its CNO; freeing the last EVD of a CNO releases its waiters
+// with a nil EVD.
+//
 // # Connections
 //
 // Connections use rdma_cm exactly like the cma provider of the C reference
@@ -152,7 +166,7 @@
 //	dat_rmr_bind                   (*RMR).Bind
 //	dat_rmr_query                  (*RMR).Query
 //	dat_rmr_free                   (*RMR).Free
-//	dat_evd_create                 (*IA).CreateEVD(qlen, flags)
+//	dat_evd_create                 (*IA).CreateEVD(qlen, flags), (*IA).CreateEVDWithCNO(qlen, cno, flags)
 //	dat_evd_wait                   (*EVD).Wait(timeout, threshold), (*EVD).WaitContext(ctx, threshold)
 //	dat_evd_dequeue                (*EVD).Dequeue
 //	dat_evd_post_se                (*EVD).PostSE
@@ -163,6 +177,12 @@
 //	dat_evd_set_unwaitable         (*EVD).SetUnwaitable
 //	dat_evd_clear_unwaitable       (*EVD).ClearUnwaitable
 //	dat_evd_free                   (*EVD).Free
+//	dat_evd_modify_cno             (*EVD).ModifyCNO(cno) (nil: no CNO)
+//	dat_cno_create                 (*IA).CreateCNO(agent)
+//	dat_cno_modify_agent           (*CNO).ModifyAgent(agent)
+//	dat_cno_query                  (*CNO).Query
+//	dat_cno_wait                   (*CNO).Wait(timeout), (*CNO).WaitContext(ctx); for select: (*CNO).Ready()
+//	dat_cno_free                   (*CNO).Free
 //	dat_ep_create                  (*IA).CreateEP(pz, recvEVD, requestEVD, connectEVD, attr)
 //	dat_ep_create_with_srq         (*IA).CreateEPWithSRQ(pz, recvEVD, requestEVD, connectEVD, srq, attr)
 //	dat_ep_query                   (*EP).Query
@@ -207,12 +227,12 @@
 //	DAT_IB_DTO_EVENT               Event.Number EventIBDTO, Event.DTO and Event.IB
 //	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
 //
-// Not provided: CNOs (dat_cno_*, dat_evd_modify_cno; Go code waits with
-// WaitContext and select instead), LMRs of DAT_MEM_TYPE_SHARED_VIRTUAL and
-// DAT_MEM_TYPE_LMR (the C reference's openib providers return
-// DAT_NOT_IMPLEMENTED for both), dat_csp_*,
-// dat_ep_common_connect, and of the IB extensions UD, the counters and the
-// collectives. The provider side of the
+// Not provided: LMRs of DAT_MEM_TYPE_SHARED_VIRTUAL and DAT_MEM_TYPE_LMR
+// (the C reference's openib providers return DAT_NOT_IMPLEMENTED for both),
+// dat_csp_*, dat_cno_fd_create and dat_cno_trigger (DAT 2.0;
+// DAT_MODEL_NOT_SUPPORTED in the C reference too), dat_ep_common_connect,
+// and of the IB extensions UD, the counters and the collectives. The
+// provider side of the
 // registry (dat_provider_init, dat_provider_fini,
 // dat_registry_add_provider, dat_registry_remove_provider) has no use here:
 // the package is registry and provider in one.

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// Handle is any DAT object: *IA, *PZ, *LMR, *RMR, *EVD, *EP, *PSP, *RSP, *CR
-// or *SRQ. It stands for DAT_HANDLE in the functions that accept any kind of
-// handle (dat_get_handle_type, dat_set_consumer_context, ...).
+// Handle is any DAT object: *IA, *PZ, *LMR, *RMR, *EVD, *EP, *PSP, *RSP, *CR,
+// *SRQ or *CNO. It stands for DAT_HANDLE in the functions that accept any
+// kind of handle (dat_get_handle_type, dat_set_consumer_context, ...).
 type Handle interface {
 	// HandleType reports the kind of object, as dat_get_handle_type does.
 	// It fails with DAT_INVALID_HANDLE for a nil or freed handle.
@@ -70,6 +70,8 @@ func handleSubtype(t HandleType) Return {
 		return InvalidHandleCR
 	case HandleTypeSRQ:
 		return InvalidHandleSRQ
+	case HandleTypeCNO:
+		return InvalidHandleCNO
 	}
 	return NoSubtype
 }
@@ -127,6 +129,8 @@ func isNilHandle(h Handle) bool {
 	case *CR:
 		return v == nil
 	case *SRQ:
+		return v == nil
+	case *CNO:
 		return v == nil
 	}
 	return false

@@ -42,6 +42,7 @@ type IA struct {
 	rsps     map[*RSP]struct{}
 	srqs     map[*SRQ]struct{}
 	crs      map[*CR]struct{}
+	cnos     map[*CNO]struct{}
 	nullCQ   *cverbs.CQ // receive/send CQ for EPs created without that EVD
 	provPZ   *PZ        // the PZ of provider-created EPs (providerep.go)
 	closing  bool
@@ -96,6 +97,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 		rsps:     map[*RSP]struct{}{},
 		srqs:     map[*SRQ]struct{}{},
 		crs:      map[*CR]struct{}{},
+		cnos:     map[*CNO]struct{}{},
 		lmrByKey: map[uint32]*LMR{},
 		epByQP:   map[uint32]*EP{},
 		srqByVer: map[*cverbs.SRQ]*SRQ{},
@@ -507,7 +509,7 @@ func (ia *IA) Close(flags CloseFlags) error {
 		return badHandle(op, HandleTypeIA)
 	}
 	if flags == CloseGracefulFlag {
-		busy := len(ia.pzs)+len(ia.eps)+len(ia.psps)+len(ia.rsps)+len(ia.srqs) > 0
+		busy := len(ia.pzs)+len(ia.eps)+len(ia.psps)+len(ia.rsps)+len(ia.srqs)+len(ia.cnos) > 0
 		for e := range ia.evds {
 			if e != ia.asyncEVD {
 				busy = true
@@ -538,9 +540,13 @@ func (ia *IA) freeChildren() {
 	srqs := keys(ia.srqs)
 	pzs := keys(ia.pzs)
 	evds := keys(ia.evds)
+	cnos := keys(ia.cnos)
 	ia.mu.Unlock()
 	for _, e := range evds {
 		e.abort()
+	}
+	for _, c := range cnos {
+		c.abort()
 	}
 	for _, c := range crs {
 		c.Reject(nil)
@@ -564,6 +570,9 @@ func (ia *IA) freeChildren() {
 		if e != ia.asyncEVD {
 			e.release()
 		}
+	}
+	for _, c := range cnos {
+		c.destroy()
 	}
 }
 

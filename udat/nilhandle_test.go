@@ -24,6 +24,7 @@ func TestNilHandles(t *testing.T) {
 		rsp *RSP
 		cr  *CR
 		srq *SRQ
+		cno *CNO
 	)
 	iov := []LMRTriplet{{VirtualAddress: 4096, SegmentLength: 8, LMRContext: 1}}
 	rt := RMRTriplet{VirtualAddress: 4096, SegmentLength: 8, RMRContext: 1}
@@ -38,6 +39,14 @@ func TestNilHandles(t *testing.T) {
 		{"IA.Close", InvalidHandleIA, func() error { return ia.Close(CloseAbruptFlag) }},
 		{"IA.CreatePZ", InvalidHandleIA, func() error { return e2(ia.CreatePZ()) }},
 		{"IA.CreateEVD", InvalidHandleIA, func() error { return e2(ia.CreateEVD(8, EVDDTOFlag)) }},
+		{"IA.CreateEVDWithCNO", InvalidHandleIA, func() error { return e2(ia.CreateEVDWithCNO(8, cno, EVDDTOFlag)) }},
+		{"IA.CreateCNO", InvalidHandleIA, func() error { return e2(ia.CreateCNO(nil)) }},
+		{"CNO.ModifyAgent", InvalidHandleCNO, func() error { return cno.ModifyAgent(nil) }},
+		{"CNO.Query", InvalidHandleCNO, func() error { return e2(cno.Query()) }},
+		{"CNO.Wait", InvalidHandleCNO, func() error { return e2(cno.Wait(0)) }},
+		{"CNO.WaitContext", InvalidHandleCNO, func() error { return e2(cno.WaitContext(context.Background())) }},
+		{"CNO.Free", InvalidHandleCNO, func() error { return cno.Free() }},
+		{"EVD.ModifyCNO", NoSubtype, func() error { return evd.ModifyCNO(nil) }},
 		{"IA.CreateEP", InvalidHandleIA, func() error { return e2(ia.CreateEP(pz, nil, nil, nil, nil)) }},
 		{"IA.CreateEPWithSRQ", InvalidHandleSRQ, func() error { return e2(ia.CreateEPWithSRQ(pz, nil, nil, nil, srq, nil)) }},
 		{"IA.CreateLMR", InvalidHandleIA, func() error { return e2(ia.CreateLMR(pz, make([]byte, 8), MemPrivAll, VATypeVA)) }},
@@ -104,7 +113,7 @@ func TestNilHandles(t *testing.T) {
 		{"SetConsumerContext(nil)", NoSubtype, func() error { return SetConsumerContext(nil, 1) }},
 		{"GetConsumerContext(nil SRQ)", NoSubtype, func() error { return e2(GetConsumerContext(srq)) }},
 	}
-	for _, h := range []Handle{ia, pz, lmr, rmr, evd, ep, psp, rsp, cr, srq} {
+	for _, h := range []Handle{ia, pz, lmr, rmr, evd, ep, psp, rsp, cr, srq, cno} {
 		cases = append(cases,
 			struct {
 				name string
@@ -137,6 +146,11 @@ func TestNilHandles(t *testing.T) {
 	require.Zero(t, lmr.RMRContext())
 	require.Equal(t, LMRTriplet{}, lmr.Triplet(0, 1))
 	require.Nil(t, ia.AsyncEVD())
+	select {
+	case <-cno.Ready():
+	default:
+		t.Fatal("a nil CNO's Ready channel is closed, so a select does not hang")
+	}
 	require.False(t, ia.Address().IsValid())
 }
 
