@@ -63,8 +63,13 @@ type dtoSlot struct {
 	status  DTOStatus
 	xfer    uint64 // bytes received or read (from the work completion)
 	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
-	receive bool   // a receive: it reports xfer as its transferred length
 	rmr     *RMR   // for memory window binds
+}
+
+// isReceive reports whether the slot is a receive, plain or with
+// immediate data: it reports xfer as its transferred length.
+func (s *dtoSlot) isReceive() bool {
+	return s.op == DTOReceive || s.op == DTOIBRecvImmed || s.op == DTOIBRecvMsgImmed
 }
 
 // record keeps what the work completion of the slot's DTO says: its status,
@@ -73,7 +78,7 @@ type dtoSlot struct {
 // says nothing else.
 func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
 	s.status, s.xfer = status, uint64(wc.ByteLen)
-	if s.receive && status == DTOSuccess {
+	if s.isReceive() && status == DTOSuccess {
 		s.op, s.immed = recvOpOf(wc), daplImmed(wc.Imm)
 	}
 }
@@ -201,8 +206,7 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 	seq := r.tail
 	i := int(seq % uint32(len(r.slots)))
 	s := &r.slots[i]
-	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs)),
-		receive: op == DTOReceive}
+	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
 	copy(r.lmrs[i*r.maxIOV:], lmrs)
 	for _, l := range lmrs {
 		l.inflight.Add(1)
@@ -378,8 +382,7 @@ func (r *poolRing) full() bool { return len(r.free) == 0 || r.outstanding() >= r
 func (r *poolRing) reserve(cookie, length uint64, lmrs []*LMR) uint32 {
 	i := r.free[len(r.free)-1]
 	r.free = r.free[:len(r.free)-1]
-	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs)),
-		receive: true}
+	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs))}
 	copy(r.lmrs[int(i)*r.maxIOV:], lmrs)
 	for _, l := range lmrs {
 		l.inflight.Add(1)

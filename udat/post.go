@@ -584,7 +584,7 @@ func (ep *EP) slotEvent(s dtoSlot) Event {
 	var n uint64
 	if s.status == DTOSuccess {
 		n = s.length
-		if s.receive {
+		if s.isReceive() {
 			n = s.xfer
 		}
 	}
