@@ -492,26 +492,30 @@ func (g *goPeer) waitDTO(e *EVD, cookie uint64, op DTOOp, length int, what strin
 
 func (g *goPeer) send(word string) {
 	g.t.Helper()
-	msg := g.buf[:dpMsgSize]
-	clear(msg)
-	copy(msg, word)
-	cookie := g.nextCookie
-	g.nextCookie++
-	what := fmt.Sprintf("send %q", word)
-	require.NoError(g.t, g.ep.PostSend([]LMRTriplet{g.lmr.Triplet(0, dpMsgSize)}, cookie, CompletionDefault), what)
-	g.waitDTO(g.req, cookie, DTOSend, dpMsgSize, what)
+	g.sendMsg(word, false)
 }
 
 // sendImmed sends word as send does, with immediate data dpMsgImmed|role.
 func (g *goPeer) sendImmed(word string) {
+	g.t.Helper()
+	g.sendMsg(word, true)
+}
+
+// sendMsg sends word in a 64-byte message and waits for its completion.
+func (g *goPeer) sendMsg(word string, withImmed bool) {
 	g.t.Helper()
 	msg := g.buf[:dpMsgSize]
 	clear(msg)
 	copy(msg, word)
 	cookie := g.nextCookie
 	g.nextCookie++
-	what := fmt.Sprintf("send %q with immediate data", word)
-	require.NoError(g.t, g.ep.PostSendImmed([]LMRTriplet{g.lmr.Triplet(0, dpMsgSize)}, cookie, dpMsgImmed|uint32(g.role), CompletionDefault), what)
+	what := fmt.Sprintf("send %q (with immediate data: %v)", word, withImmed)
+	iov := []LMRTriplet{g.lmr.Triplet(0, dpMsgSize)}
+	if withImmed {
+		require.NoError(g.t, g.ep.PostSendImmed(iov, cookie, dpMsgImmed|uint32(g.role), CompletionDefault), what)
+	} else {
+		require.NoError(g.t, g.ep.PostSend(iov, cookie, CompletionDefault), what)
+	}
 	g.waitDTO(g.req, cookie, DTOSend, dpMsgSize, what)
 }
 
