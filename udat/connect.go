@@ -365,7 +365,7 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		switch s {
 		case EPStateConnected, EPStateCompletionPending:
 			// The peer disconnected: answer it.
-			ep.qp.ToError()
+			ep.flushQueues()
 			id.Disconnect()
 			ep.failLocked(EventConnectionDisconnected, nil)
 		case EPStateDisconnectPending:

@@ -97,6 +97,9 @@ type fifoRing struct {
 	tail   uint32 // next slot to use
 	owner  uint32
 	kind   uint8
+	// flushing: the QP is in the error state (EP.setFlushing), so a new
+	// DTO completes as flushed at post, whatever the EP's state.
+	flushing bool
 	scratch
 }
 

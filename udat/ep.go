@@ -595,6 +595,7 @@ func (ep *EP) Reset() error {
 		ep.mu.Unlock()
 		return badHandle(op, HandleTypeEP)
 	}
+	ep.setFlushing(false, nil)
 	ep.terminated = false
 	ep.remote = netip.AddrPort{}
 	ep.remoteQual, ep.localQual = 0, 0
@@ -640,8 +641,26 @@ func (ep *EP) retire() {
 // flushQueues moves the QP to the error state, so that the hardware flushes
 // every DTO still outstanding, and settles the unsignalled ones.
 func (ep *EP) flushQueues() {
-	ep.qp.ToError()
+	ep.setFlushing(true, ep.qp.ToError)
 	ep.postFlushMarker()
+}
+
+// setFlushing runs change (the QP's move to or out of the error state,
+// or nothing) and marks both rings flushing or not, under both rings'
+// locks. Posts read the mark and post under their ring's lock, so each DTO
+// either reaches the QP before it enters the error state, and is flushed
+// with the others, or completes as flushed at post: a work request posted
+// to a QP already in the error state may never complete (Soft-RoCE flushes
+// a receive queue only as the QP enters that state).
+func (ep *EP) setFlushing(on bool, change func() error) {
+	ep.rq.mu.Lock()
+	ep.sq.mu.Lock()
+	if change != nil {
+		change()
+	}
+	ep.rq.flushing, ep.sq.flushing = on, on
+	ep.sq.mu.Unlock()
+	ep.rq.mu.Unlock()
 }
 
 // postFlushMarker settles the unsignalled requests of an EP whose QP is in

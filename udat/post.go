@@ -313,6 +313,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		return 0, badHandle(requestName(reqs[0].Op), HandleTypeEP)
 	}
 	st := ep.getState()
+	flushAtPost := st == EPStateDisconnected || r.flushing
 	k := 0
 	var err error
 	for ; k < len(reqs); k++ {
@@ -331,7 +332,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			err = newError(o.name, InsufficientResources)
 			break
 		}
-		if st == EPStateDisconnected {
+		if flushAtPost {
 			// Nothing reaches the hardware: see reportFlushed.
 			r.reserveFlushed(req.Cookie, req.Op)
 			continue
@@ -364,7 +365,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: compareAdd, Swap: req.Swap}
 	}
-	if st == EPStateDisconnected {
+	if flushAtPost {
 		r.mu.Unlock()
 		ep.reportFlushed(ep.reqEVD, r)
 		return k, err
@@ -449,7 +450,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 		r.mu.Unlock()
 		return 0, badHandle(recvOp, HandleTypeEP)
 	}
-	disconnected := ep.getState() == EPStateDisconnected
+	flushAtPost := ep.getState() == EPStateDisconnected || r.flushing
 	k := 0
 	var err error
 	for ; k < len(recvs); k++ {
@@ -466,7 +467,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			err = newError(recvOp, InsufficientResources)
 			break
 		}
-		if disconnected {
+		if flushAtPost {
 			r.reserveFlushed(rv.Cookie, DTOReceive) // see reportFlushed
 			continue
 		}
@@ -478,7 +479,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 		}
 		r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
 	}
-	if disconnected {
+	if flushAtPost {
 		r.mu.Unlock()
 		ep.reportFlushed(ep.recvEVD, r)
 		return k, err

@@ -133,7 +133,11 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 		q.mu.Unlock()
 		return 0, badHandle(op, HandleTypeEP)
 	}
-	if s := ep.getState(); s != EPStateConnected {
+	s := ep.getState()
+	if q.flushing {
+		s = EPStateDisconnected // its QP already left the connection
+	}
+	if s != EPStateConnected {
 		q.mu.Unlock()
 		return 0, newError(op, InvalidState|stateSubtype(s))
 	}

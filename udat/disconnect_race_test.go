@@ -1,0 +1,104 @@
+//go:build linux && cgo
+
+package udat
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+)
+
+// Receives posted while the peer disconnects, in the middle of a stream of
+// sends that consume them, each complete exactly once: a post either
+// reaches the QP before it enters the error state, and is flushed by the
+// device, or completes as flushed at post. (A receive that reached a
+// Soft-RoCE QP already in the error state never completed.)
+func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
+	for round := range 5 {
+		p := newPair(t, pairOpts{})
+		c, s := p.client, p.server
+		var posted atomic.Int64
+		stop := make(chan struct{})
+		stopped := func() bool {
+			select {
+			case <-stop:
+				return true
+			default:
+				return false
+			}
+		}
+		var g errgroup.Group
+		g.Go(func() error { // the server keeps its receive queue full
+			for cookie := uint64(0); !stopped(); {
+				err := s.ep.PostRecv([]LMRTriplet{s.lmr.Triplet(int(cookie%64)*64, 64)}, cookie, CompletionDefault)
+				switch {
+				case err == nil:
+					cookie++
+					posted.Store(int64(cookie))
+				case errors.Is(err, ErrInsufficientResources):
+					time.Sleep(50 * time.Microsecond)
+				default:
+					return err
+				}
+			}
+			return nil
+		})
+		g.Go(func() error { // the client sends until the connection ends
+			for !stopped() {
+				err := c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 64)}, 1, CompletionDefault)
+				switch {
+				case err == nil, errors.Is(err, ErrInsufficientResources):
+					for {
+						if _, err := c.req.Dequeue(); err != nil {
+							break
+						}
+					}
+				case errors.Is(err, ErrInvalidState):
+					time.Sleep(time.Millisecond)
+				default:
+					return err
+				}
+			}
+			return nil
+		})
+		seen := map[uint64]bool{}
+		var done atomic.Int64
+		g.Go(func() error { // the server takes every receive's completion
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for !stopped() || done.Load() < posted.Load() {
+				ev, _, err := s.recv.WaitContext(ctx, 1)
+				if err != nil {
+					if errors.Is(err, ErrTimeoutExpired) || ctx.Err() != nil {
+						return err
+					}
+					continue
+				}
+				d := ev.DTO
+				if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
+					return errors.New("receive status " + d.Status.String())
+				}
+				if seen[d.Cookie] {
+					return errors.New("a receive completed twice")
+				}
+				seen[d.Cookie] = true
+				done.Add(1)
+			}
+			return nil
+		})
+		time.Sleep(time.Duration(5+round*7) * time.Millisecond)
+		require.NoError(t, c.ep.Disconnect(CloseGracefulFlag))
+		require.Equal(t, EventConnectionDisconnected, waitEvent(t, s.conn).Number)
+		time.Sleep(20 * time.Millisecond) // posts go on after the event: flushed at once
+		close(stop)
+		require.NoError(t, g.Wait(), "round %d: %d of %d receives completed", round, done.Load(), posted.Load())
+		require.Equal(t, posted.Load(), done.Load())
+		requireEmpty(t, s.recv)
+		t.Logf("round %d: %d receives posted, each completed once", round, posted.Load())
+	}
+}
