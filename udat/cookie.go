@@ -65,6 +65,8 @@ type dtoSlot struct {
 	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
 	receive bool   // a receive: it reports xfer as its transferred length
 	rmr     *RMR   // for memory window binds
+	ah      *AH    // the address handle of a UD send
+	srcQP   uint32 // the sender of a UD receive
 }
 
 // record keeps what the work completion of the slot's DTO says: its status,
@@ -74,6 +76,13 @@ type dtoSlot struct {
 func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
 	s.status, s.xfer = status, uint64(wc.ByteLen)
 	if s.receive && status == DTOSuccess {
+		if s.op == DTOIBRecvUD {
+			s.srcQP = wc.SrcQP
+			if wc.Flags&cverbs.WCFlagWithImm != 0 {
+				s.op, s.immed = DTOIBRecvUDImmed, daplImmed(wc.Imm)
+			}
+			return
+		}
 		s.op, s.immed = recvOpOf(wc), daplImmed(wc.Imm)
 	}
 }
@@ -202,7 +211,7 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 	i := int(seq % uint32(len(r.slots)))
 	s := &r.slots[i]
 	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs)),
-		receive: op == DTOReceive}
+		receive: op == DTOReceive || op == DTOIBRecvUD}
 	copy(r.lmrs[i*r.maxIOV:], lmrs)
 	for _, l := range lmrs {
 		l.inflight.Add(1)
@@ -267,11 +276,23 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with.
+// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with,
+// and its address handle.
 func (r *fifoRing) dropLMRs(i uint32) {
 	s := &r.slots[i]
 	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
 	s.nlmr = 0
+	if s.ah != nil {
+		s.ah.inflight.Add(-1)
+		s.ah = nil
+	}
+}
+
+// holdAH records that the UD send of slot seq goes through a, which may not
+// be freed until the send is done. Caller holds mu.
+func (r *fifoRing) holdAH(seq uint32, a *AH) {
+	a.inflight.Add(1)
+	r.slots[seq%uint32(len(r.slots))].ah = a
 }
 
 // uses counts the outstanding DTOs of the ring that use l.

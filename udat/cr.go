@@ -26,6 +26,7 @@ type CR struct {
 	ep      *EP // the EP it was accepted with
 	localEP *EP // the RSP's EP
 	aborted bool
+	ud      *udRequest // a UD EP's request (ud_cm.go)
 }
 
 func (ia *IA) newCR(ev cverbs.CMEvent, connQual ConnQual) *CR {
@@ -101,6 +102,12 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	if ep == nil || ep.dead() || ep.ia != cr.ia || (cr.localEP != nil && ep != cr.localEP) {
 		return badHandle(op, HandleTypeEP)
 	}
+	if cr.ud != nil {
+		return cr.acceptUD(op, ep, privateData)
+	}
+	if ep.isUD() {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
 	if ep.connEVD == nil {
 		return newError(op, InvalidState|InvalidStateEPEVDConnect)
 	}
@@ -160,7 +167,7 @@ func (cr *CR) Reject(privateData []byte) error {
 	if err := cr.check(op); err != nil {
 		return err
 	}
-	if len(privateData) > maxRejectPrivateData {
+	if len(privateData) > maxRejectPrivateData || (cr.ud != nil && len(privateData) > maxUDRepPrivData) {
 		return newError(op, InvalidParameter|InvalidArg3)
 	}
 	cr.mu.Lock()
@@ -172,6 +179,9 @@ func (cr *CR) Reject(privateData []byte) error {
 	lep := cr.localEP
 	cr.mu.Unlock()
 	pd := append(append(make([]byte, 0, len(rejectHeader)+len(privateData)), rejectHeader...), privateData...)
+	if cr.ud != nil {
+		pd = appendUDHeader(nil, privateData)
+	}
 	err := cr.id.Reject(pd)
 	cr.ia.unregisterCM(cr.id)
 	cr.id.Close()
