@@ -296,3 +296,142 @@ func TestUDReject(t *testing.T) {
 	require.Equal(t, EPStateUnconnected, st, "a UD EP with no peer stays UNCONNECTED")
 	require.NoError(t, client.ep.UDCMFree(ev.IB.CM))
 }
+
+func TestUDZeroAllocs(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
+	psp, crEVD, qual := udListen(t, ia)
+	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	recv := []LMRTriplet{server.lmr.Triplet(0, GRHSize+32)}
+	send := []LMRTriplet{client.lmr.Triplet(1024, 32)}
+	ah := &c.ah
+	reap := func(e *EVD) {
+		for {
+			ev, err := e.Dequeue()
+			if err == nil {
+				if ev.DTO.Status != DTOSuccess || ev.Number != EventIBDTO {
+					panic("bad completion")
+				}
+				return
+			}
+		}
+	}
+	round := func() {
+		if err := server.ep.PostRecv(recv, 1, CompletionDefault); err != nil {
+			panic(err)
+		}
+		if err := client.ep.PostSendUD(send, ah, 2, CompletionDefault); err != nil {
+			panic(err)
+		}
+		reap(client.req)
+		reap(server.recv)
+	}
+	round()
+	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per UD post+completion round")
+}
+
+func TestUDDisconnectFlushReset(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
+	psp, crEVD, qual := udListen(t, ia)
+	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+
+	for i := 0; i < 4; i++ {
+		require.NoError(t, client.ep.PostRecv([]LMRTriplet{client.lmr.Triplet(i*128, 128)}, uint64(i), CompletionDefault))
+	}
+	require.NoError(t, client.ep.Disconnect(CloseAbruptFlag))
+	ev := waitEvent(t, client.conn)
+	require.Equal(t, EventConnectionDisconnected, ev.Number)
+	st, _, _, err := client.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateDisconnected, st)
+	for i := 0; i < 4; i++ {
+		ev := waitIBDTO(t, client.recv)
+		require.Equal(t, uint64(i), ev.DTO.Cookie)
+		require.Equal(t, DTOErrFlushed, ev.DTO.Status)
+	}
+	requireCode(t, client.ep.UDCMFree(c.cm), InvalidHandle, "Disconnect frees the connections")
+	// A send posted now is flushed at once.
+	require.NoError(t, client.ep.PostSendUD([]LMRTriplet{client.lmr.Triplet(0, 8)}, &c.ah, 9, CompletionDefault))
+	ev = waitIBDTO(t, client.req)
+	require.Equal(t, DTOCompletionData{EP: client.ep, Cookie: 9, Status: DTOErrFlushed, Op: DTOIBSendUD}, ev.DTO)
+	require.Equal(t, IBExtensionData{Type: IBUDSend, Status: IBOpErr}, ev.IB)
+
+	// Reset brings the QP back: the EP resolves its peer again and sends.
+	require.NoError(t, client.ep.Reset())
+	st, _, _, err = client.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateUnconnected, st)
+	require.NoError(t, client.ep.UDAHFree(&c.ah))
+	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	udSendRecv(t, client, server, &c.ah, "after reset", 1)
+	udSendRecv(t, server, client, &s.ah, "back after reset", 2)
+}
+
+func TestUDConnectErrors(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	client := newUDSide(t, ia, pz)
+
+	// Nobody listens: the request times out.
+	require.NoError(t, client.ep.Connect(ia.Address(), nextConnQual(), 300_000, nil, QoSBestEffort, ConnectDefault))
+	ev := waitEvent(t, client.conn)
+	require.Equal(t, EventIBUDConnectionError, ev.Number)
+	require.Equal(t, IBUDConnectError, ev.IB.Type)
+	require.Equal(t, IBOpErr, ev.IB.Status)
+	require.NoError(t, client.ep.UDCMFree(ev.IB.CM))
+	requireCode(t, client.ep.Connect(ia.Address(), 1, waitUS, make([]byte, 57), QoSBestEffort, ConnectDefault),
+		InvalidParameter|InvalidArg5)
+
+	// A UD request cannot be accepted by an RC EP, nor an RC one by a UD EP.
+	psp, crEVD, qual := udListen(t, ia)
+	_ = psp
+	rc := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, nil, QoSBestEffort, ConnectDefault))
+	ev = waitEvent(t, crEVD)
+	require.Equal(t, EventIBUDConnectionRequest, ev.Number)
+	requireCode(t, ev.CR.CR.Accept(rc.ep, nil), InvalidParameter|InvalidArg2)
+	server := newUDSide(t, ia, pz)
+	requireCode(t, ev.CR.CR.Accept(server.ep, make([]byte, 133)), InvalidParameter|InvalidArg4, "over a UD accept's private data")
+	require.NoError(t, ev.CR.CR.Accept(server.ep, nil))
+	require.Equal(t, EventIBUDConnectionEstablished, waitEvent(t, client.conn).Number)
+
+	require.NoError(t, rc.ep.Connect(ia.Address(), qual, waitUS, nil, QoSBestEffort, ConnectDefault))
+	ev = waitEvent(t, crEVD)
+	require.Equal(t, EventConnectionRequest, ev.Number, "an RC request at the same PSP")
+	requireCode(t, ev.CR.CR.Accept(server.ep, nil), InvalidParameter|InvalidArg2)
+	require.NoError(t, ev.CR.CR.Reject(nil))
+	require.Equal(t, EventConnectionPeerRejected, waitEvent(t, rc.conn).Number)
+
+	// UD EPs take no SRQ.
+	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1})
+	require.NoError(t, err)
+	attr := DefaultEPAttr()
+	attr.ServiceType = ServiceTypeIBUD
+	_, err = ia.CreateEPWithSRQ(pz, client.recv, client.req, nil, srq, &attr)
+	requireCode(t, err, InvalidParameter|InvalidArg7)
+}
+
+// Closing the IA frees UD EPs with their address handles and connections.
+func TestUDIAClose(t *testing.T) {
+	ia := openIA(t)
+	pz, err := ia.CreatePZ()
+	require.NoError(t, err)
+	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
+	psp, crEVD, qual := udListen(t, ia)
+	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	require.NoError(t, ia.Close(CloseAbruptFlag))
+	for _, a := range []*AH{c.ah.AH, s.ah.AH} {
+		require.True(t, a.dead())
+	}
+	for _, cm := range []*UDCM{c.cm, s.cm} {
+		require.True(t, cm.dead())
+		require.Nil(t, ia.cmOwner(cm.id), "the CM id is unregistered")
+	}
+	require.True(t, client.ep.dead())
+}
