@@ -277,8 +277,7 @@ func (cm *UDCM) close() error {
 	return cm.id.Close()
 }
 
-// releaseUD frees what a UD EP holds: its connections, and, once the QP is
-// gone, its address handles.
+// closeUDCMs frees the connections of a UD EP (its Free).
 func (ep *EP) closeUDCMs() {
 	ep.mu.Lock()
 	cms := keys(ep.ud.cms)
@@ -289,6 +288,7 @@ func (ep *EP) closeUDCMs() {
 	}
 }
 
+// closeUDAHs frees the address handles of a UD EP, once its QP is gone.
 func (ep *EP) closeUDAHs() {
 	ep.mu.Lock()
 	ahs := keys(ep.ud.ahs)

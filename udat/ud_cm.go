@@ -235,7 +235,7 @@ func (cr *CR) acceptUD(op string, ep *EP, privateData []byte) error {
 	return nil
 }
 
-// udDisconnect ends every connection of a UD EP (Disconnect): their
+// udDisconnectLocked ends every connection of a UD EP (Disconnect): their
 // rdma_cm ids are freed, the QP flushes what is outstanding, and the EP is
 // DISCONNECTED with an EventConnectionDisconnected. Its address handles
 // stay until freed. Caller holds ep.mu.
