@@ -16,6 +16,8 @@ import "C"
 func cConstants() map[string]int64 {
 	return map[string]int64{
 		"IBV_PORT_NOP":                   C.IBV_PORT_NOP,
+		"RDMA_UDP_QKEY":                  C.RDMA_UDP_QKEY,
+		"sizeof(struct ibv_grh)":         C.sizeof_struct_ibv_grh,
 		"IBV_PORT_DOWN":                  C.IBV_PORT_DOWN,
 		"IBV_PORT_INIT":                  C.IBV_PORT_INIT,
 		"IBV_PORT_ARMED":                 C.IBV_PORT_ARMED,

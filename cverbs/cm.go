@@ -108,6 +108,11 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 			InitiatorDepth:     uint8(ce.initiator_depth),
 			QPNum:              uint32(ce.qp_num),
 			SRQ:                ce.srq != 0,
+			UD:                 ce.ud != 0,
+			QKey:               uint32(ce.qkey),
+		}
+		if ev.UD {
+			ev.AHAttr = ahAttrFromC(&ce.ah_attr)
 		}
 		if n := int(ce.private_data_len); n > 0 {
 			ev.PrivateData = C.GoBytes(unsafe.Pointer(&ce.private_data[0]), C.int(n))

@@ -60,6 +60,12 @@ type CMEvent struct {
 	InitiatorDepth     uint8
 	QPNum              uint32 // the peer's QP number (connect request/response)
 	SRQ                bool   // the peer's QP uses an SRQ
+	// UD is set for the events of an id in RDMA_PS_UDP (CreateUDID), which
+	// carry param.ud: QPNum and QKey of the peer's UD QP and AHAttr, the
+	// address vector to reach it (CMEventEstablished on the active side).
+	UD     bool
+	QKey   uint32
+	AHAttr AHAttr
 }
 
 // ConnParam are the rdma_conn_param of Connect and Accept. QPNum is needed

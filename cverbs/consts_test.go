@@ -23,6 +23,8 @@ type cConst struct {
 // constant. TestCConstsComplete keeps it complete.
 var cConsts = []cConst{
 	{"PortNop", int64(PortNop), "IBV_PORT_NOP"},
+	{"UDPQKey", int64(UDPQKey), "RDMA_UDP_QKEY"},
+	{"GRHSize", int64(GRHSize), "sizeof(struct ibv_grh)"},
 	{"PortDown", int64(PortDown), "IBV_PORT_DOWN"},
 	{"PortInit", int64(PortInit), "IBV_PORT_INIT"},
 	{"PortArmed", int64(PortArmed), "IBV_PORT_ARMED"},

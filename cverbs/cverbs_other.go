@@ -36,6 +36,7 @@ type (
 	cgoSRQ          struct{}
 	cgoEventChannel struct{}
 	cgoCMID         struct{}
+	cgoAH           struct{}
 )
 
 // device.go
@@ -155,3 +156,13 @@ func (id *CMID) Disconnect() error                    { return unsupported("rdma
 func (id *CMID) Migrate(ch *EventChannel) error       { return unsupported("rdma_migrate_id") }
 func (id *CMID) ModifyQP(qp *QP, state QPState) error { return unsupported("rdma_init_qp_attr") }
 func (id *CMID) Establish() error                     { return unsupported("rdma_establish") }
+
+// ud.go
+
+func (ch *EventChannel) CreateUDID() (*CMID, error) {
+	return nil, unsupported("rdma_create_id(RDMA_PS_UDP)")
+}
+func (pd *PD) NewUDQP(attr QPInitAttr) (*QP, error)  { return nil, unsupported("ibv_create_qp(UD)") }
+func (qp *QP) ToRTSUD(port uint8, qkey uint32) error { return unsupported("ibv_modify_qp(UD RTS)") }
+func (pd *PD) CreateAH(attr AHAttr) (*AH, error)     { return nil, unsupported("ibv_create_ah") }
+func (ah *AH) Close() error                          { return nil }

@@ -118,6 +118,12 @@ func (q *sendQueue) fill(op string, wrs []SendWR) error {
 		e.imm = C.uint32_t(w.Imm)
 		e.compare_add = C.uint64_t(w.CompareAdd)
 		e.swap = C.uint64_t(w.Swap)
+		e.ah = C.uintptr_t(w.AH.cptr())
+		e.remote_qpn = C.uint32_t(w.RemoteQPN)
+		e.remote_qkey = C.uint32_t(w.RemoteQKey)
+		if w.AH != nil && e.ah == 0 {
+			return closedErr(op) // a UD send to a destroyed AH
+		}
 	}
 	return nil
 }

@@ -64,6 +64,11 @@ type SendWR struct {
 	Imm        uint32
 	CompareAdd uint64
 	Swap       uint64
+	// AH, RemoteQPN and RemoteQKey address a send on a UD QP (ud.go):
+	// the datagram goes to QP RemoteQPN behind AH.
+	AH         *AH
+	RemoteQPN  uint32
+	RemoteQKey uint32
 }
 
 // RecvWR is a receive work request.

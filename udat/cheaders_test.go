@@ -382,6 +382,23 @@ var cConsts = []cConst{
 	{"EPFieldProviderSpecificAttr", int64(EPFieldProviderSpecificAttr), "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR"},
 	{"EPFieldEPAttrAll", int64(EPFieldEPAttrAll), "DAT_EP_FIELD_EP_ATTR_ALL"},
 	{"EPFieldAll", int64(EPFieldAll), "DAT_EP_FIELD_ALL"},
+	// ud.go
+	{"ServiceTypeIBUD", int64(ServiceTypeIBUD), "DAT_IB_SERVICE_TYPE_UD"},
+	{"EventIBUDConnectionRequest", int64(EventIBUDConnectionRequest), "DAT_IB_UD_CONNECTION_REQUEST_EVENT"},
+	{"EventIBUDConnectionEstablished", int64(EventIBUDConnectionEstablished), "DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED"},
+	{"EventIBUDConnectionReject", int64(EventIBUDConnectionReject), "DAT_IB_UD_CONNECTION_REJECT_EVENT"},
+	{"EventIBUDConnectionError", int64(EventIBUDConnectionError), "DAT_IB_UD_CONNECTION_ERROR_EVENT"},
+	{"DTOIBSendUD", int64(DTOIBSendUD), "DAT_IB_DTO_SEND_UD"},
+	{"DTOIBRecvUD", int64(DTOIBRecvUD), "DAT_IB_DTO_RECV_UD"},
+	{"DTOIBRecvUDImmed", int64(DTOIBRecvUDImmed), "DAT_IB_DTO_RECV_UD_IMMED"},
+	{"IBUDConnectRequest", int64(IBUDConnectRequest), "DAT_IB_UD_CONNECT_REQUEST"},
+	{"IBUDRemoteAH", int64(IBUDRemoteAH), "DAT_IB_UD_REMOTE_AH"},
+	{"IBUDPassiveRemoteAH", int64(IBUDPassiveRemoteAH), "DAT_IB_UD_PASSIVE_REMOTE_AH"},
+	{"IBUDSend", int64(IBUDSend), "DAT_IB_UD_SEND"},
+	{"IBUDRecv", int64(IBUDRecv), "DAT_IB_UD_RECV"},
+	{"IBUDConnectReject", int64(IBUDConnectReject), "DAT_IB_UD_CONNECT_REJECT"},
+	{"IBUDConnectError", int64(IBUDConnectError), "DAT_IB_UD_CONNECT_ERROR"},
+	{"GRHSize", int64(GRHSize), "sizeof(struct ibv_grh)"},
 }
 
 // requireCHeaders fails the test when the DAT 2.0 headers were not
@@ -424,7 +441,7 @@ func TestCHeadersCoverAllConstants(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	fset := token.NewFileSet()
-	for _, file := range []string{"return.go", "consts.go", "epmodify.go", "ext_ib.go"} {
+	for _, file := range []string{"return.go", "consts.go", "epmodify.go", "ext_ib.go", "ud.go"} {
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {

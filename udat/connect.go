@@ -108,6 +108,8 @@ func (ia *IA) dispatchCM(ev cverbs.CMEvent) {
 	switch o := ia.cmOwner(ev.ID).(type) {
 	case *EP:
 		o.cmEvent(ev)
+	case *UDCM:
+		o.cmEvent(ev)
 	case *CR:
 		o.cmEvent(ev)
 	}
@@ -143,6 +145,9 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	}
 	if ep.connEVD == nil {
 		return newError(op, InvalidState|InvalidStateEPEVDConnect)
+	}
+	if ep.isUD() {
+		return ep.udConnect(op, dst, connQual, timeout, privateData)
 	}
 	ia := ep.ia
 	ep.mu.Lock()
@@ -397,6 +402,10 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 		return badHandle(op, HandleTypeEP)
 	}
 	s := ep.getState()
+	if ep.isUD() && udUsable(s) {
+		ep.udDisconnectLocked()
+		return nil
+	}
 	switch s {
 	case EPStateConnected, EPStateCompletionPending:
 		if !ep.state.CompareAndSwap(uint32(s), uint32(EPStateDisconnectPending)) {

@@ -64,12 +64,18 @@ type dtoSlot struct {
 	xfer    uint64 // bytes received or read (from the work completion)
 	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
 	rmr     *RMR   // for memory window binds
+	ah      *AH    // the address handle of a UD send
+	srcQP   uint32 // the sender of a UD receive
 }
 
-// isReceive reports whether the slot is a receive, plain or with
-// immediate data: it reports xfer as its transferred length.
+// isReceive reports whether the slot is a receive, plain, with immediate
+// data or of a datagram: it reports xfer as its transferred length.
 func (s *dtoSlot) isReceive() bool {
-	return s.op == DTOReceive || s.op == DTOIBRecvImmed || s.op == DTOIBRecvMsgImmed
+	switch s.op {
+	case DTOReceive, DTOIBRecvImmed, DTOIBRecvMsgImmed, DTOIBRecvUD, DTOIBRecvUDImmed:
+		return true
+	}
+	return false
 }
 
 // record keeps what the work completion of the slot's DTO says: its status,
@@ -79,6 +85,13 @@ func (s *dtoSlot) isReceive() bool {
 func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
 	s.status, s.xfer = status, uint64(wc.ByteLen)
 	if s.isReceive() && status == DTOSuccess {
+		if s.op == DTOIBRecvUD {
+			s.srcQP = wc.SrcQP
+			if wc.Flags&cverbs.WCFlagWithImm != 0 {
+				s.op, s.immed = DTOIBRecvUDImmed, daplImmed(wc.Imm)
+			}
+			return
+		}
 		s.op, s.immed = recvOpOf(wc), daplImmed(wc.Imm)
 	}
 }
@@ -274,11 +287,23 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with.
+// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with,
+// and its address handle.
 func (r *fifoRing) dropLMRs(i uint32) {
 	s := &r.slots[i]
 	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
 	s.nlmr = 0
+	if s.ah != nil {
+		s.ah.inflight.Add(-1)
+		s.ah = nil
+	}
+}
+
+// holdAH records that the UD send of slot seq goes through a, which may not
+// be freed until the send is done. Caller holds mu.
+func (r *fifoRing) holdAH(seq uint32, a *AH) {
+	a.inflight.Add(1)
+	r.slots[seq%uint32(len(r.slots))].ah = a
 }
 
 // uses counts the outstanding DTOs of the ring that use l.

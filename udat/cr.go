@@ -32,6 +32,7 @@ type CR struct {
 	// providerEP: localEP was created for this request (providerep.go)
 	providerEP bool
 	aborted    bool
+	ud         *udRequest // a UD EP's request (ud_cm.go)
 }
 
 func (ia *IA) newCR(ev cverbs.CMEvent, connQual ConnQual) *CR {
@@ -109,6 +110,12 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	if ep == nil || ep.dead() || ep.ia != cr.ia || (cr.localEP != nil && ep != cr.localEP) {
 		return badHandle(op, HandleTypeEP)
 	}
+	if cr.ud != nil {
+		return cr.acceptUD(op, ep, privateData)
+	}
+	if ep.isUD() {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.connEVD == nil {
@@ -178,7 +185,7 @@ func (cr *CR) Reject(privateData []byte) error {
 	if err := cr.check(op); err != nil {
 		return err
 	}
-	if len(privateData) > maxRejectPrivateData {
+	if len(privateData) > maxRejectPrivateData || (cr.ud != nil && len(privateData) > maxUDRepPrivData) {
 		return newError(op, InvalidParameter|InvalidArg3)
 	}
 	cr.mu.Lock()
@@ -190,6 +197,9 @@ func (cr *CR) Reject(privateData []byte) error {
 	lep := cr.localEP
 	cr.mu.Unlock()
 	pd := append(append(make([]byte, 0, len(rejectHeader)+len(privateData)), rejectHeader...), privateData...)
+	if cr.ud != nil {
+		pd = appendUDHeader(nil, privateData)
+	}
 	err := cr.id.Reject(pd)
 	cr.ia.unregisterCM(cr.id)
 	cr.id.Close()

@@ -80,6 +80,13 @@
 // otherwise, checked at post time), and target memory registered with
 // MemPrivIBRemoteAtomic.
 //
+// A UD EP (ServiceTypeIBUD) resolves its peers through a PSP as an RC EP
+// connects, and gets an address handle for each in
+// EventIBUDConnectionEstablished; its datagrams (PostSendUD) are at most
+// the port's MTU, and a UD receive buffer gets the 40-byte GRH (GRHSize)
+// before the datagram. C's cma provider offers no UD, so UD EPs talk to Go
+// peers only; see ud.go for the header the connections carry.
+//
 // Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch
 // of DTOs with one call into the provider (one cgo crossing, and on
 // Soft-RoCE one system call, per 128 DTOs), with the checks of the single
@@ -227,11 +234,25 @@
 //	DAT_IB_DTO_EVENT               Event.Number EventIBDTO, Event.DTO and Event.IB
 //	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
 //
+// Unreliable datagrams (ud.go, ud_cm.go; Go peers only):
+//
+//	DAT_IB_SERVICE_TYPE_UD         EPAttr.ServiceType = ServiceTypeIBUD
+//	dat_ep_connect on a UD EP      (*EP).Connect: EventIBUDConnectionEstablished (IBUDRemoteAH)
+//	DAT_IB_UD_CONNECTION_REQUEST_EVENT  EventIBUDConnectionRequest at a PSP; (*CR).Accept with a UD EP
+//	DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED  EventIBUDConnectionEstablished: Event.IB.RemoteAH, Event.IB.CM
+//	DAT_IB_UD_CONNECTION_REJECT_EVENT, _ERROR_EVENT  EventIBUDConnectionReject, EventIBUDConnectionError
+//	DAT_IB_ADDR_HANDLE             IBAddrHandle{AH, QPN, IAAddr}
+//	dat_ib_post_send_ud            (*EP).PostSendUD(iov, ah, cookie, flags); batched: Request{Op: DTOIBSendUD, AH: ah}
+//	dat_ib_post_recv_ud            (*EP).PostRecv (buffers of GRHSize + the datagram)
+//	dat_ib_ud_ah_free              (*EP).UDAHFree(ah)
+//	dat_ib_ud_cm_free              (*EP).UDCMFree(cm)
+//	DAT_IB_DTO_SEND_UD, _RECV_UD   DTOIBSendUD, DTOIBRecvUD, DTOIBRecvUDImmed (Event.IB.RemoteAH.QPN: the sender)
+//
 // Not provided: LMRs of DAT_MEM_TYPE_SHARED_VIRTUAL and DAT_MEM_TYPE_LMR
 // (the C reference's openib providers return DAT_NOT_IMPLEMENTED for both),
 // dat_csp_*, dat_cno_fd_create and dat_cno_trigger (DAT 2.0;
 // DAT_MODEL_NOT_SUPPORTED in the C reference too), dat_ep_common_connect,
-// and of the IB extensions UD, the counters and the collectives. The
+// and of the IB extensions the counters and the collectives. The
 // provider side of the
 // registry (dat_provider_init, dat_provider_fini,
 // dat_registry_add_provider, dat_registry_remove_provider) has no use here:

@@ -13,7 +13,7 @@ import (
 // EPAttr holds the attributes of an Endpoint (DAT_EP_ATTR). Counts of zero
 // take the defaults of DefaultEPAttr.
 type EPAttr struct {
-	ServiceType ServiceType // ServiceTypeRC only
+	ServiceType ServiceType // ServiceTypeRC, or ServiceTypeIBUD (ud.go)
 	// MaxMessageSize and MaxRDMASize are the largest DTO sizes the
 	// Consumer needs (0: any). The EP carries what the device does (the
 	// port's max_msg_sz): that is what EP.Query reports, and a larger
@@ -101,7 +101,8 @@ type EP struct {
 	cr          *CR
 	softHW      int
 	hardHW      int
-	freeing     bool // Free is under way
+	freeing     bool  // Free is under way
+	ud          *udEP // a UD EP's peers (ud.go); nil for RC
 }
 
 // State returns the EP's current state.
@@ -182,8 +183,14 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	if err := ia.checkEPAttr(op, &attr, attrArg); err != nil {
 		return nil, err
 	}
+	if srq != nil && attr.ServiceType == ServiceTypeIBUD {
+		return nil, newError(op, InvalidParameter|attrArg) // UD receives are the EP's own
+	}
 	ep := &EP{object: liveObject(), ia: ia, pz: pz, recvEVD: recvEVD, reqEVD: reqEVD, connEVD: connEVD, srq: srq, attr: attr,
 		softHW: -1, hardHW: -1}
+	if attr.ServiceType == ServiceTypeIBUD {
+		ep.ud = &udEP{cms: map[*UDCM]struct{}{}, ahs: map[*AH]struct{}{}}
+	}
 	if err := ep.makeQP(op); err != nil {
 		return nil, err
 	}
@@ -230,7 +237,7 @@ const (
 
 func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
 	d := ia.devAttr
-	bad := a.ServiceType != ServiceTypeRC ||
+	bad := (a.ServiceType != ServiceTypeRC && a.ServiceType != ServiceTypeIBUD) ||
 		a.MaxRecvDTOs < 0 || a.MaxRequestDTOs < 0 ||
 		a.MaxRecvIOV < 0 || a.MaxRequestIOV < 0 || a.MaxRDMAReadIOV < 0 || a.MaxRDMAWriteIOV < 0 ||
 		a.MaxRDMAReadIn < 0 || a.MaxRDMAReadOut < 0 || a.MaxRDMAReadIn > 255 || a.MaxRDMAReadOut > 255 ||
@@ -260,6 +267,13 @@ func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
 	// does, and says so.
 	a.MaxMessageSize = uint32(ia.maxMessageSize())
 	a.MaxRDMASize = a.MaxMessageSize
+	if a.ServiceType == ServiceTypeIBUD {
+		// A datagram is one packet; a UD QP does no RDMA.
+		if uint64(a.MaxMessageSize) > ia.udMaxMessage() {
+			a.MaxMessageSize = uint32(ia.udMaxMessage())
+		}
+		a.MaxRDMASize = 0
+	}
 	return nil
 }
 
@@ -304,17 +318,24 @@ func (ep *EP) makeQP(op string) (err error) {
 	// Soft-RoCE, the kernel) does not fetch it through the LMR. A device
 	// that refuses inline data gets a QP without.
 	init.MaxInline = maxInline
-	qp, err := ep.pz.pd.NewQP(init)
-	if err != nil {
-		init.MaxInline = 0
+	var qp *cverbs.QP
+	if ep.isUD() {
+		if qp, err = ep.makeUDQP(init); err != nil {
+			return verbsErr(op, err, InsufficientResources|ResourceTEP)
+		}
+	} else {
 		qp, err = ep.pz.pd.NewQP(init)
-	}
-	if err != nil {
-		return verbsErr(op, err, InsufficientResources|ResourceTEP)
-	}
-	if err := qp.ToInit(ia.port, qpAccess); err != nil {
-		qp.Close()
-		return verbsErr(op, err, InternalError)
+		if err != nil {
+			init.MaxInline = 0
+			qp, err = ep.pz.pd.NewQP(init)
+		}
+		if err != nil {
+			return verbsErr(op, err, InsufficientResources|ResourceTEP)
+		}
+		if err := qp.ToInit(ia.port, qpAccess); err != nil {
+			qp.Close()
+			return verbsErr(op, err, InternalError)
+		}
 	}
 	ep.qp = qp
 	ep.qpn = qp.Num()
@@ -586,7 +607,11 @@ func (ep *EP) Reset() error {
 	if err := ep.qp.ToReset(); err != nil {
 		return verbsErr(op, err, InternalError)
 	}
-	if err := ep.qp.ToInit(ep.ia.port, qpAccess); err != nil {
+	if ep.isUD() {
+		if err := ep.qp.ToRTSUD(ep.ia.port, cverbs.UDPQKey); err != nil {
+			return verbsErr(op, err, InternalError)
+		}
+	} else if err := ep.qp.ToInit(ep.ia.port, qpAccess); err != nil {
 		return verbsErr(op, err, InternalError)
 	}
 	ep.mu.Lock()
@@ -717,6 +742,9 @@ func (ep *EP) free(force bool) error {
 	if rsp != nil {
 		rsp.detach(ep)
 	}
+	if ep.isUD() {
+		ep.closeUDCMs()
+	}
 	ep.flushQueues()
 	if id != nil {
 		id.Disconnect()
@@ -731,6 +759,9 @@ func (ep *EP) free(force bool) error {
 	}
 	ep.ia.epMu.Unlock()
 	err := ep.qp.Close()
+	if ep.isUD() {
+		ep.closeUDAHs() // after the QP: no send uses them any more
+	}
 	delChild(ep.ia, ep.ia.eps, ep)
 	ep.pz.ref(-1)
 	for _, e := range []*EVD{ep.recvEVD, ep.reqEVD, ep.connEVD} {

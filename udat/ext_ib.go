@@ -84,6 +84,12 @@ type IBExtensionData struct {
 	Type      IBExtType
 	Status    IBStatus
 	ImmedData uint32
+	// RemoteAH is the peer of a UD event (ud.go): the new address handle
+	// of EventIBUDConnectionEstablished, the sender's QPN of a DTOIBRecvUD.
+	RemoteAH IBAddrHandle
+	// CM is the connection state of the UD connection events (C's
+	// context), for EP.UDCMFree.
+	CM *UDCM
 }
 
 // PostRDMAWriteImmed writes localIOV to remote as PostRDMAWrite does and
@@ -187,6 +193,12 @@ func ibExtension(op DTOOp, status DTOStatus, immed uint32) IBExtensionData {
 		x.Type = IBFetchAndAdd
 	case DTOIBCmpSwap:
 		x.Type = IBCmpAndSwap
+	case DTOIBSendUD:
+		x.Type = IBUDSend
+	case DTOIBRecvUD:
+		x.Type = IBUDRecv
+	case DTOIBRecvUDImmed:
+		x.Type, x.ImmedData = IBUDRecv, immed
 	}
 	return x
 }

@@ -110,7 +110,7 @@ func anyDead(lmrv []*LMR) bool {
 // dat_ep_post_rdma_read, and the extensions of ext_ib.go).
 type Request struct {
 	// Op is DTOSend, DTORDMAWrite, DTORDMARead, DTOIBRDMAWriteImmed,
-	// DTOIBFetchAdd or DTOIBCmpSwap.
+	// DTOIBFetchAdd, DTOIBCmpSwap or, on a UD EP, DTOIBSendUD.
 	Op       DTOOp
 	LocalIOV []LMRTriplet
 	Cookie   uint64
@@ -120,9 +120,10 @@ type Request struct {
 	// when WithImmed is set (PostSendImmed).
 	Immed     uint32
 	WithImmed bool
-	Add       uint64 // DTOIBFetchAdd: the value added
-	Compare   uint64 // DTOIBCmpSwap: the value compared
-	Swap      uint64 // DTOIBCmpSwap: the value swapped in
+	AH        *IBAddrHandle // DTOIBSendUD: the peer (ud.go)
+	Add       uint64        // DTOIBFetchAdd: the value added
+	Compare   uint64        // DTOIBCmpSwap: the value compared
+	Swap      uint64        // DTOIBCmpSwap: the value swapped in
 }
 
 // Recv is one receive of a batch that EP.PostRecvs posts: the arguments of
@@ -213,6 +214,7 @@ var requestOps = [...]requestOp{
 	DTOIBRDMAWriteImmed: {"dat_ib_post_rdma_write_immed", cverbs.OpRDMAWriteImm, InvalidArg7, InvalidArg3, InvalidArg5, MemPrivLocalRead},
 	DTOIBFetchAdd:       {"dat_ib_post_fetch_and_add", cverbs.OpAtomicFetchAdd, InvalidArg6, InvalidArg3, InvalidArg5, MemPrivLocalWrite},
 	DTOIBCmpSwap:        {"dat_ib_post_cmp_and_swap", cverbs.OpAtomicCmpSwap, InvalidArg7, InvalidArg4, InvalidArg6, MemPrivLocalWrite},
+	DTOIBSendUD:         {"dat_ib_post_send_ud", cverbs.OpSend, InvalidArg6, InvalidArg3, InvalidArg4, MemPrivLocalRead},
 }
 
 // requestOpOf returns the description of requests of kind op, or nil if
@@ -267,6 +269,9 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 		(flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0) {
 		return nil, 0, newError(o.name, InvalidParameter|o.flagArg)
 	}
+	if err := ep.checkUD(o, req); err != nil {
+		return nil, 0, err
+	}
 	if len(req.LocalIOV) > ep.maxIOV(req.Op) {
 		return nil, 0, newError(o.name, InvalidParameter|InvalidArg2)
 	}
@@ -292,6 +297,10 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 		}
 	case DTOIBFetchAdd, DTOIBCmpSwap:
 		if err := ep.checkAtomic(o, req, total); err != nil {
+			return nil, 0, err
+		}
+	case DTOIBSendUD:
+		if err := ep.checkUDSize(o, total); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -364,6 +373,11 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: wf,
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: compareAdd, Swap: req.Swap}
+		if req.Op == DTOIBSendUD {
+			a := req.AH.AH
+			r.holdAH(seq, a)
+			r.swr[k].AH, r.swr[k].RemoteQPN, r.swr[k].RemoteQKey = a.vah, req.AH.QPN, a.qkey
+		}
 	}
 	if flushAtPost {
 		r.mu.Unlock()
@@ -468,10 +482,10 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			break
 		}
 		if flushAtPost {
-			r.reserveFlushed(rv.Cookie, DTOReceive) // see reportFlushed
+			r.reserveFlushed(rv.Cookie, ep.recvOp()) // see reportFlushed
 			continue
 		}
-		seq := r.reserve(rv.Cookie, total, DTOReceive, true, r.lmrv)
+		seq := r.reserve(rv.Cookie, total, ep.recvOp(), true, r.lmrv)
 		if anyDead(r.lmrv) {
 			r.unreserve()
 			err = newError(recvOp, PrivilegesViolation)
@@ -593,6 +607,7 @@ func (ep *EP) slotEvent(s dtoSlot) Event {
 		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}}
 	if s.op >= DTOExtensionBase {
 		ev.Number, ev.IB = EventIBDTO, ibExtension(s.op, s.status, s.immed)
+		ev.IB.RemoteAH.QPN = s.srcQP
 	}
 	return ev
 }

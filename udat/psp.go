@@ -17,6 +17,7 @@ type PSP struct {
 	evd      *EVD
 	flags    PSPFlags
 	id       *cverbs.CMID
+	udID     *cverbs.CMID // the listener of UD connection requests (ud_cm.go)
 	mu       sync.Mutex
 }
 
@@ -79,9 +80,18 @@ func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*P
 		return nil, err
 	}
 	p.id = id
+	udID, err := ia.listenUD(op, connQual, p)
+	if err != nil {
+		ia.unregisterCM(id)
+		id.Close()
+		return nil, err
+	}
+	p.udID = udID
 	if !addChild(ia, ia.psps, p) {
 		ia.unregisterCM(id)
 		id.Close()
+		ia.unregisterCM(udID)
+		udID.Close()
 		return nil, badHandle(op, HandleTypeIA)
 	}
 	evd.ref(1)
@@ -126,6 +136,10 @@ func (p *PSP) Free() error {
 	p.mu.Unlock()
 	p.ia.unregisterCM(p.id)
 	err := p.id.Close()
+	p.ia.unregisterCM(p.udID)
+	if uerr := p.udID.Close(); err == nil {
+		err = uerr
+	}
 	delChild(p.ia, p.ia.psps, p)
 	p.evd.ref(-1)
 	if err != nil {
@@ -141,6 +155,10 @@ func (p *PSP) request(ev cverbs.CMEvent) {
 	if p.dead() {
 		ev.ID.Reject(nil)
 		ev.ID.Close()
+		return
+	}
+	if ev.UD {
+		p.udRequest(ev)
 		return
 	}
 	var ep *EP

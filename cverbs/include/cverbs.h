@@ -34,6 +34,10 @@ struct cverbs_send_ext {
 	uint64_t swap;
 	uint32_t rkey;
 	uint32_t imm; /* host byte order */
+	/* UD sends (ah != 0): the address handle and the remote QP. */
+	uintptr_t ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
 };
 
 /* Result of a batch post: the verb's return value and the index of bad_wr. */
@@ -69,6 +73,12 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t extp, int n)
 			wr->wr.atomic.rkey = e->rkey;
 			break;
 		default:
+			if (e->ah) {
+				wr->wr.ud.ah = (struct ibv_ah *)e->ah;
+				wr->wr.ud.remote_qpn = e->remote_qpn;
+				wr->wr.ud.remote_qkey = e->remote_qkey;
+				break;
+			}
 			wr->wr.rdma.remote_addr = e->remote_addr;
 			wr->wr.rdma.rkey = e->rkey;
 			break;
@@ -459,6 +469,10 @@ struct cverbs_cm_event {
 	uint8_t private_data_len;
 	uint8_t srq;
 	uint32_t qp_num;
+	/* RDMA_PS_UDP ids: param.ud (ud is set; qp_num is param.ud.qp_num). */
+	uint8_t ud;
+	uint32_t qkey;
+	struct ibv_ah_attr ah_attr;
 	uint8_t private_data[256];
 };
 
@@ -489,6 +503,18 @@ static inline int cverbs_get_cm_event(struct rdma_event_channel *ch,
 		out->initiator_depth = p->initiator_depth;
 		out->srq = p->srq;
 		out->qp_num = p->qp_num;
+		if (p->private_data && p->private_data_len) {
+			out->private_data_len = p->private_data_len;
+			memcpy(out->private_data, p->private_data,
+			       p->private_data_len);
+		}
+	} else if (ev->id && ev->id->ps == RDMA_PS_UDP) {
+		const struct rdma_ud_param *p = &ev->param.ud;
+
+		out->ud = 1;
+		out->qp_num = p->qp_num;
+		out->qkey = p->qkey;
+		out->ah_attr = p->ah_attr;
 		if (p->private_data && p->private_data_len) {
 			out->private_data_len = p->private_data_len;
 			memcpy(out->private_data, p->private_data,
@@ -731,6 +757,47 @@ static inline int cverbs_peer_addr(struct rdma_cm_id *id, uint8_t *addr,
 				   uint16_t *port, uint32_t *scope)
 {
 	return cverbs_sockaddr_parse(rdma_get_peer_addr(id), addr, port, scope);
+}
+
+/* ---- unreliable datagram (ud.go) ---- */
+
+static inline int cverbs_create_udp_id(struct rdma_event_channel *ch,
+				       struct rdma_cm_id **id)
+{
+	if (rdma_create_id(ch, id, NULL, RDMA_PS_UDP))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/*
+ * cverbs_ud_to_rts brings a UD QP from RESET to RTS as librdmacm's
+ * rdma_create_qp does for an id in RDMA_PS_UDP: INIT with the pkey index,
+ * port and qkey, RTR, then RTS with send PSN 0.
+ */
+static inline int cverbs_ud_to_rts(struct ibv_qp *qp, uint8_t port,
+				   uint16_t pkey_index, uint32_t qkey)
+{
+	struct ibv_qp_attr attr;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.pkey_index = pkey_index;
+	attr.port_num = port;
+	attr.qkey = qkey;
+	rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					      IBV_QP_PORT | IBV_QP_QKEY);
+	if (rc)
+		return rc;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (rc)
+		return rc;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 #endif /* CVERBS_H */

@@ -26,6 +26,7 @@ package cdat
 #ifdef CDAT_HAVE_HEADERS
 #include <netinet/in.h> // DAT_SOCK_ADDR6, used by dat_ib_extensions.h
 #include <dat2/udat.h>
+#include <infiniband/verbs.h> // struct ibv_grh: the GRH of UD receives
 #include <dat2/dat_ib_extensions.h>
 
 struct cdat_value {
@@ -391,6 +392,22 @@ static const struct cdat_value cdat_values[] = {
 	V(DAT_IB_RECV_IMMED_DATA),
 	V(DAT_OP_SUCCESS),
 	V(DAT_IB_OP_ERR),
+	V(DAT_IB_SERVICE_TYPE_UD),
+	V(DAT_IB_UD_CONNECTION_REQUEST_EVENT),
+	V(DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED),
+	V(DAT_IB_UD_CONNECTION_REJECT_EVENT),
+	V(DAT_IB_UD_CONNECTION_ERROR_EVENT),
+	V(DAT_IB_DTO_SEND_UD),
+	V(DAT_IB_DTO_RECV_UD),
+	V(DAT_IB_DTO_RECV_UD_IMMED),
+	V(DAT_IB_UD_CONNECT_REQUEST),
+	V(DAT_IB_UD_REMOTE_AH),
+	V(DAT_IB_UD_PASSIVE_REMOTE_AH),
+	V(DAT_IB_UD_SEND),
+	V(DAT_IB_UD_RECV),
+	V(DAT_IB_UD_CONNECT_REJECT),
+	V(DAT_IB_UD_CONNECT_ERROR),
+	{ "sizeof(struct ibv_grh)", (long long)sizeof(struct ibv_grh) },
 	{ "(DAT_CLASS_ERROR|DAT_CLASS_WARNING)", (long long)(DAT_CLASS_ERROR | DAT_CLASS_WARNING) },
 };
 
