@@ -3,7 +3,6 @@
 package udat
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -68,16 +67,20 @@ func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
 		})
 		seen := map[uint64]bool{}
 		var done atomic.Int64
-		g.Go(func() error { // the server takes every receive's completion
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			for !stopped() || done.Load() < posted.Load() {
-				ev, _, err := s.recv.WaitContext(ctx, 1)
-				if err != nil {
-					if errors.Is(err, ErrTimeoutExpired) || ctx.Err() != nil {
-						return err
-					}
+		var postersDone atomic.Bool // posted is final
+		var taker errgroup.Group
+		taker.Go(func() error { // the server takes every receive's completion
+			deadline := time.Now().Add(20 * time.Second)
+			for !postersDone.Load() || done.Load() < posted.Load() {
+				if time.Now().After(deadline) {
+					return errors.New("receives still outstanding after 20 s")
+				}
+				ev, _, err := s.recv.Wait(100_000, 1) // 100 ms, then look at the counts again
+				if errors.Is(err, ErrTimeoutExpired) {
 					continue
+				}
+				if err != nil {
+					return err
 				}
 				d := ev.DTO
 				if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
@@ -96,7 +99,9 @@ func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
 		require.Equal(t, EventConnectionDisconnected, waitEvent(t, s.conn).Number)
 		time.Sleep(20 * time.Millisecond) // posts go on after the event: flushed at once
 		close(stop)
-		require.NoError(t, g.Wait(), "round %d: %d of %d receives completed", round, done.Load(), posted.Load())
+		require.NoError(t, g.Wait())
+		postersDone.Store(true)
+		require.NoError(t, taker.Wait(), "round %d: %d of %d receives completed", round, done.Load(), posted.Load())
 		require.Equal(t, posted.Load(), done.Load())
 		requireEmpty(t, s.recv)
 		t.Logf("round %d: %d receives posted, each completed once", round, posted.Load())
