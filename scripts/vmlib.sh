@@ -129,15 +129,21 @@ vm_rundir() {
 # or Haswell alike. Not fixed; the deterministic mode uses one vCPU.
 # UDAPL_VM_CPU_MODEL overrides -cpu max.
 vm_qemu_args() {
-	local quiet="quiet loglevel=0" accel=tcg,thread=multi
+	local quiet="quiet loglevel=0" accel=tcg,thread=multi append=${UDAPL_VM_APPEND:-}
 	[ "${UDAPL_VM_VERBOSE:-0}" = 1 ] && quiet=""
 	if [ "${UDAPL_VM_ICOUNT:-0}" = 1 ]; then
 		accel=tcg
 		printf '%s\n' -icount shift=0,align=off,sleep=off
+		# sleep=off: an idle guest's clock jumps to its next timer. Waiting
+		# for the host (a 9p read of a binary) would jump it to whatever
+		# timer is next, a `timeout 60` seconds away when the kernel stops
+		# its tick while idle; nohz=off keeps a tick every 4 ms, which
+		# bounds the jump.
+		append="nohz=off $append"
 	fi
 	printf '%s\n' -accel "$accel" -cpu "${UDAPL_VM_CPU_MODEL:-max}" -smp "$2" -m "$3" \
 		-kernel "$cache/kernel/boot/vmlinuz-$kver" -initrd "$cache/initrd.img" \
-		-append "console=ttyS0 $quiet panic=-1 ${UDAPL_VM_APPEND:-} udapl.run=$1" \
+		-append "console=ttyS0 $quiet panic=-1 $append udapl.run=$1" \
 		-nographic -no-reboot -serial stdio \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,multidevs=remap
