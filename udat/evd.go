@@ -276,6 +276,12 @@ func (e *EVD) Wait(timeout Timeout, threshold int) (Event, int, error) {
 	}
 	ctx := context.Background()
 	if timeout != TimeoutInfinite {
+		// Most waits find their events queued: only one that has to block
+		// pays for the timer.
+		ev, n, err := e.wait(ctx, op, threshold, true)
+		if timeout == 0 || err != errWaitTimeout {
+			return ev, n, err
+		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Microsecond)
 		defer cancel()
