@@ -657,6 +657,7 @@ func (ep *EP) free(force bool) error {
 		delete(ep.ia.epByQP, ep.qpn)
 	}
 	ep.ia.epMu.Unlock()
+	ep.ia.forgetEP(ep)
 	err := ep.qp.Close()
 	delChild(ep.ia, ep.ia.eps, ep)
 	ep.pz.ref(-1)
