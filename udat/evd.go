@@ -135,6 +135,15 @@ func (e *EVD) ref(d int) {
 // pushLocked queues ev; the queue grows if the library has to queue more
 // events than the EVD was sized for. Caller holds mu.
 func (e *EVD) pushLocked(ev Event) {
+	p := e.pushSlotLocked()
+	*p = ev
+	p.EVD = e
+}
+
+// pushSlotLocked queues an event for the caller to fill in where it lies in
+// the queue: a completion's event (about 200 bytes) is built once, not
+// copied in. Caller holds mu.
+func (e *EVD) pushSlotLocked() *Event {
 	if e.qn == len(e.q) {
 		nq := make([]Event, 2*len(e.q)+1)
 		for i := 0; i < e.qn; i++ {
@@ -142,9 +151,10 @@ func (e *EVD) pushLocked(ev Event) {
 		}
 		e.q, e.qhead = nq, 0
 	}
-	ev.EVD = e
-	e.q[(e.qhead+e.qn)%len(e.q)] = ev
+	p := &e.q[(e.qhead+e.qn)%len(e.q)] // zero: popLocked clears what it takes
 	e.qn++
+	p.EVD = e
+	return p
 }
 
 func (e *EVD) popLocked() Event {
