@@ -245,7 +245,9 @@ dapl() {
 	fi
 	awk -F', *' -v r="$row" -v p="$rep" '
 		r ~ /_rtt_/ { printf "%s\tdapl\t%s\tNA\tNA\t%.2f\tNA\n", r, p, 1e6 / $7; next }
-		{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $8 }' \
+		# MB/s from ops/s and the segment size: the MB/sec dapltest prints is
+		# neither 2^20 nor 10^6 bytes per MB.
+		{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $7 * $3 / 1048576 }' \
 		<<<"${line#raw: }" >>"$out/results.tsv"
 }
 
