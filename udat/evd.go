@@ -256,7 +256,7 @@ var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 // there is none it returns ErrQueueEmpty itself (DAT_QUEUE_EMPTY), so that a
 // polling loop may test for it with err == ErrQueueEmpty, which costs less
 // than errors.Is. It does not allocate.
-func (e *EVD) Dequeue() (Event, error) {
+func (e *EVD) Dequeue() (ev Event, err error) {
 	const op = "dat_evd_dequeue"
 	if err := e.lock(op); err != nil {
 		return Event{}, err
@@ -266,9 +266,14 @@ func (e *EVD) Dequeue() (Event, error) {
 	}
 	if e.qn == 0 {
 		e.mu.Unlock()
-		return Event{}, ErrQueueEmpty
+		return ev, ErrQueueEmpty // ev is zero: no 200-byte literal to copy
 	}
-	ev := e.popLocked()
+	// Straight into the result: popLocked's copy would be copied again.
+	p := &e.q[e.qhead]
+	ev = *p
+	*p = Event{}
+	e.qhead = (e.qhead + 1) % len(e.q)
+	e.qn--
 	e.mu.Unlock()
 	return ev, nil
 }
