@@ -289,20 +289,37 @@ wake-up, the read again, \`ibv_ack_cq_events\`, and the poll that finds the comp
 C's \`dat_evd_wait\` blocks in one read. Folding the arm and its polls into one C call, acking in the same
 call as the read, and keeping the wake-up context per EVD instead of per wait would remove most of it.
 
-**Changes measured in the deterministic VM** (udattest, msg/s; one run each, the mode being
-deterministic): hot caches in front of the LMR and EP maps (lookup.go): RDMA write 64 B 56.95k ->
-57.72k, read 43.07k -> 43.51k, send/recv 23.64k -> 25.47k, blocking write 47.1k -> 49.4k; a completion's
-event built where it is queued instead of built and copied (about 200 bytes): send/recv 25.47k ->
-27.59k, blocking write 49.4k -> 51.3k.
+**Changes measured in the deterministic VM** (udattest against its own server, msg/s, one run each
+where the row is deterministic). Polling RDMA rows repeat to 0.1 %; send/recv and the blocking rows do
+not quite: both processes share the one vCPU and where the scheduler's tick falls among them moves a run
+by up to 5 % (send/recv 64 B: 24.1k-28.5k over 8 runs of one binary), so their changes are given as
+ranges.
 
-**Where the instructions go.** In the deterministic VM's profile (perf, cpu-clock, whole guest) of
-udattest's 64 B RDMA write row (polling), 75-80 % of the client's samples are in the kernel and rdma_rxe
-(the post system call does the adapter's work: building, checksumming (crc32), "sending" and receiving
-the packet and its ACK, and completing the work request) and about 20 % in user space: the Go data path,
-\`libibverbs\`/\`librxe\` and the cgo crossings. The kernel part is the same work for every tool; what
-separates udapl from C DAPL is the user-space part, spread thin: dequeue and the copy of the ~200-byte
-\`Event\` returned by value (the API), the post-time checks the man pages require, the ring slot and the
-cookie, the translation of the work request into C, and two cgo crossings' entersyscall/exitsyscall.
+| Change | RDMA write 64 B | RDMA read 64 B | blocking write 64 B | send/recv 64 B |
+|---|---:|---:|---:|---:|
+| before (93267d5, this branch's start) | 56,955 | 43,074 | 42,616 | 23,630-23,644 (3 runs) |
+| Wait sets its timer up only when it blocks | 56,946 | 43,075 | 47,104-47,373 | 23,637-23,644 |
+| hot LMR/EP caches (lookup.go) | 57,716 | 43,512 | 49,351 | 25,466 |
+| events built in place | 57,720 | 43,505 | 49,892-51,267 | 25,431-28,473 (7 runs, median 25,483) |
+| Dequeue copies once | 58,056 | 43,685 | 48,622 | 24,075-25,420 (7 runs, median 25,290) |
+
+**Where the instructions go.** A profile of the 64 B RDMA write row in the deterministic VM (perf,
+cpu-clock at 20 kHz, whole guest; the sampling slows both tools: dapltest 55.1k msg/s, udattest 46.5k):
+C DAPL spends 18.1 us of guest time (instructions) per write, 78 % of it in the kernel (14.2 us) and 20 % in
+user space (3.7 us: librxe 0.9, libdaplofa 0.8, clock reads in the vDSO 0.7, libc 0.7, dapltest 0.5);
+udapl 21.5 us, 76 % in the kernel (16.3 us) and 24 % in user space (5.1 us, 4.7 of them in the udattest
+binary: the DAT layer, cverbs, the cgo crossings and udattest's loop). So about 1.4 us of the 3.4 us
+difference is ours in user space, spread thin (no function above 0.75 us: Dequeue and the event it
+returns by value, posting with its checks, the ring slot, the translation of the work request into C,
+entersyscall/exitsyscall of two crossings); the other 2.1 us are in the kernel, where udapl's writes cost
+more than C DAPL's: the profile shows about 5 times the CRC work per write (rxe_crc32, crc32_body,
+rxe_icrc_*: 3.4 us against 0.6 us) although the device's counters show 2 packets per write for udapl
+(the write and its ACK, like perftest) and 4 for dapltest. What makes the kernel's share larger (the QP
+attributes udapl sets, inline posting, the connection's route) is not found yet; it is the first thing to
+look at, as it is worth more than everything left in user space. Removing the rest of the user-space
+gap would take a leaner Go path: fewer copies of the ~200-byte event (the API returns it by value), the
+checks and the ring bookkeeping in one pass, and the work request translated once per batch rather than
+per DTO.
 
 **The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
 (deterministic VM: TCP handshake; 2-vCPU VM: \`-R\`), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`,
