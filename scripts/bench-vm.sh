@@ -27,8 +27,14 @@
 # they have died or a run against them failed.
 #
 # Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
-# BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_DEPTH (64),
-# BENCH_TIMEOUT (60 s per run), BENCH_KILL_AFTER (10 s).
+# BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_NRTT (2000:
+# iterations of the blocking round-trip rows), BENCH_DEPTH (64),
+# BENCH_TIMEOUT (60 s per run), BENCH_KILL_AFTER (10 s), BENCH_ROWS (the rows
+# to run, default all), BENCH_MODE (det or smp, recorded in env.txt),
+# BENCH_PERFTEST_CM (1: perftest connects through rdma_cm, -R; 0: through its
+# TCP handshake. With -R a perftest bandwidth server busy-polls the CQ of its
+# rdma_cm key exchange for the whole run, which on one vCPU takes half the
+# CPU from the client: the deterministic mode uses 0).
 set -uo pipefail
 
 out=${1:?usage: bench-vm.sh OUTDIR}
@@ -39,6 +45,10 @@ reps=${BENCH_REPS:-9}
 n64=${BENCH_N64:-20000}
 n4k=${BENCH_N4K:-10000}
 nlat=${BENCH_NLAT:-3000}
+nrtt=${BENCH_NRTT:-2000}
+mode=${BENCH_MODE:-smp}
+cm=-R
+[ "${BENCH_PERFTEST_CM:-1}" = 1 ] || cm=
 depth=${BENCH_DEPTH:-64}
 run_timeout=${BENCH_TIMEOUT:-60}
 kill_after=${BENCH_KILL_AFTER:-10}
@@ -60,6 +70,7 @@ echo "$provider u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$netdev 0\
 export DAT_OVERRIDE=$out/dat.conf
 
 {
+	echo "mode=$mode"
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
 	echo "device=$dev"
@@ -68,6 +79,8 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
 	echo "dapl=$(dpkg-query -W -f '${Version}' dapl2-utils 2>/dev/null)"
 	echo "reps=$reps n64=$n64 n4k=$n4k nlat=$nlat depth=$depth"
+	echo "nrtt=$nrtt"
+	echo "perftest_cm=${cm:-tcp}"
 	echo "timeout=$run_timeout kill_after=$kill_after"
 } >"$out/env.txt"
 
@@ -156,10 +169,10 @@ perftest() {
 	for try in 1 2; do
 		port=$((port + 1))
 		# The server waits for its client (up to 15 s), then runs as long.
-		stdbuf -oL -eL timeout -k "$kill_after" $((run_timeout + 20)) "$tool" -R -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
+		stdbuf -oL -eL timeout -k "$kill_after" $((run_timeout + 20)) "$tool" $cm -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
 		srv=$!
 		wait_for "$raw.server" "Waiting for client" || sleep 1
-		bounded "$run_timeout" "$tool" -R -d "$dev" -F -p "$port" "$@" "$addr" >"$raw" 2>&1
+		bounded "$run_timeout" "$tool" $cm -d "$dev" -F -p "$port" "$@" "$addr" >"$raw" 2>&1
 		st=$?
 		reason=
 		if [ "$st" != 0 ]; then
@@ -206,15 +219,16 @@ perftest() {
 	fi
 }
 
-# dapl ROW REP OP SIZE N: one dapltest -T P run against the running server.
+# dapl ROW REP OP SIZE N [WAIT [DEPTH]]: one dapltest -T P run against the
+# running server; WAIT p (polling, default) or b (blocking waits).
 dapl() {
-	local row=$1 rep=$2 op=$3 size=$4 n=$5
+	local row=$1 rep=$2 op=$3 size=$4 n=$5 wait=${6:-p} qd=${7:-$depth}
 	local raw=$out/raw/$row.dapl.$rep st
 	kill -0 "$dapl_server" 2>/dev/null || {
 		echo "bench: the dapltest server is gone; starting it again" >&2
 		restart_dapl_server
 	}
-	bounded "$run_timeout" dapltest -T P -D "$provider" -s "$addr" -m p -i "$n" -p "$depth" "$op" "$size" 1 >"$raw" 2>&1
+	bounded "$run_timeout" dapltest -T P -D "$provider" -s "$addr" -m "$wait" -i "$n" -p "$qd" "$op" "$size" 1 >"$raw" 2>&1
 	st=$?
 	# raw: OP, iterations, seg size, segs, pipeline, cpu, ops/sec, MB/sec, latency, post, reap
 	local line
@@ -229,7 +243,11 @@ dapl() {
 		restart_dapl_server
 		return
 	fi
-	awk -F', *' -v r="$row" -v p="$rep" '{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $8 }' \
+	awk -F', *' -v r="$row" -v p="$rep" '
+		r ~ /_rtt_/ { printf "%s\tdapl\t%s\tNA\tNA\t%.2f\tNA\n", r, p, 1e6 / $7; next }
+		# MB/s from ops/s and the segment size: the MB/sec dapltest prints is
+		# neither 2^20 nor 10^6 bytes per MB.
+		{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $7 * $3 / 1048576 }' \
 		<<<"${line#raw: }" >>"$out/results.tsv"
 }
 
@@ -259,6 +277,12 @@ ours() {
 	done
 	if [[ " $* " == *" -lat "* ]]; then
 		vals[0]=NA vals[1]=NA
+	elif [[ "$row" == *_rtt_* ]]; then
+		# A round trip at a time (-q 1): its mean time in the p50 column.
+		vals[2]=$(awk -v m="${vals[0]}" 'BEGIN { printf "%.2f", 1e6 / m }') vals[3]=NA
+		vals[0]=NA vals[1]=NA
+	elif false; then
+		vals[0]=NA vals[1]=NA
 	else
 		vals[2]=NA vals[3]=NA
 	fi
@@ -272,13 +296,26 @@ run_row() {
 	local row=$1 rep=$2 order=$3
 	local size n
 	case $row in
-	*_64) size=64 n=$n64 ;;
-	*_4k) size=4096 n=$n4k ;;
-	*_64_list16) size=64 n=$n64 ;;
+	*_64 | *_64_*) size=64 n=$n64 ;;
+	*_4k | *_4k_*) size=4096 n=$n4k ;;
 	esac
 	local t
 	for t in $order; do
 		case $row.$t in
+		# Blocking waits (dapltest -m b, udattest -wait block), no perftest row.
+		*_bw_*_block.perftest | *_rtt_*.perftest) ;;
+		write_bw_*_block.dapl) dapl "$row" "$rep" RW "$size" "$n" b ;;
+		read_bw_*_block.dapl) dapl "$row" "$rep" RR "$size" "$n" b ;;
+		write_bw_*_block.udapl) ours "$row" "$rep" -o write -size "$size" -n "$n" -q "$depth" -signal 1 -wait block -lat-n 0 ;;
+		read_bw_*_block.udapl) ours "$row" "$rep" -o read -size "$size" -n "$n" -q "$depth" -signal 1 -wait block -lat-n 0 ;;
+		# One RDMA write at a time, waited for by blocking: its round trip.
+		write_rtt_*_block.dapl) dapl "$row" "$rep" RW "$size" "$nrtt" b 1 ;;
+		write_rtt_*_block.udapl) ours "$row" "$rep" -o write -size "$size" -n "$nrtt" -q 1 -signal 1 -wait block -lat-n 0 ;;
+		# Ping-pong of sends, each side blocking for its receive (perftest -e:
+		# completion events).
+		send_lat_*_block.perftest) perftest "$row" "$rep" lat ib_send_lat -e -s "$size" -n "$nlat" ;;
+		send_lat_*_block.udapl) ours "$row" "$rep" -o send -lat -size "$size" -n "$nlat" -wait block ;;
+		send_lat_*_block.dapl) ;;
 		write_bw_*_list16.perftest) perftest "$row" "$rep" bw ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 -l 16 ;;
 		write_bw_*_list16.udapl) ours "$row" "$rep" -o write -size "$size" -n "$n" -q "$depth" -signal 1 -batch 16 -wait poll -lat-n 0 ;;
 		write_bw_*_list16.dapl) ;;
@@ -293,6 +330,7 @@ run_row() {
 		read_bw_*.udapl) ours "$row" "$rep" -o read -size "$size" -n "$n" -q "$depth" -signal 1 -wait poll -lat-n 0 ;;
 		send_bw_*.udapl) ours "$row" "$rep" -o send -size "$size" -n "$n" -q "$depth" -signal 1 -wait poll -lat-n 0 ;;
 		write_lat_*.udapl) ours "$row" "$rep" -o write -lat -size "$size" -n "$nlat" -wait poll ;;
+		*_lat_*.dapl) ;;
 		send_lat_*.udapl) ours "$row" "$rep" -o send -lat -size "$size" -n "$nlat" -wait poll ;;
 		esac
 	done
@@ -322,7 +360,9 @@ start_ud_server() {
 start_dapl_server
 start_ud_server
 
-rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16 write_lat_64 send_lat_64"
+rows=${BENCH_ROWS:-write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
+write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block
+write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block}
 orders=("perftest dapl udapl" "udapl perftest dapl" "dapl udapl perftest")
 start=$(date +%s)
 for rep in $(seq "$reps"); do

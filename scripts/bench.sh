@@ -2,26 +2,30 @@
 # bench.sh (make bench): udapl against perftest and the C uDAPL reference, in
 # one run, and BENCHMARKS.md from the results.
 #
-# In ONE boot of the Soft-RoCE test VM (scripts/vmtest.sh), on rxe0:
-#   - perftest: ib_write_bw, ib_read_bw, ib_send_bw at 64 B and 4 KiB,
-#     ib_write_lat and ib_send_lat at 64 B (rdma_cm, -R);
-#   - the C reference: dapltest -T P RW and RR at 64 B and 4 KiB through the
-#     cma provider (a dat.conf entry on the VM's netdev);
-#   - udattest -T P with the same parameters;
-# alternating the tools' order, BENCH_REPS times (scripts/bench-vm.sh), then
-# the Go data-path benchmarks of package udat (udat/bench_test.go). Results
-# go to $BENCH_OUT (default /tmp/udapl-bench); after the VM exits this host
-# writes BENCHMARKS.md: medians, the ratios udapl/perftest and udapl/C DAPL,
-# and which targets are met.
+# In two boots of the Soft-RoCE test VM (scripts/vmtest.sh), on rxe0:
+#   - the deterministic VM (UDAPL_VM_ICOUNT=1: one vCPU whose clock counts
+#     instructions, so a rate is instructions per operation and the host's
+#     load does not show): the throughput rows, polling and blocking;
+#   - the usual 2-vCPU VM: the latency rows (ping-pong needs two CPUs; on
+#     one it measures the scheduler's tick);
+# each row run by perftest (ib_*_bw, ib_*_lat), the C reference (dapltest -T
+# P through the cma provider, a dat.conf entry on the VM's netdev) and
+# udattest -T P with the same parameters, alternating the tools' order,
+# BENCH_REPS times (scripts/bench-vm.sh), then in each boot the Go data-path
+# benchmarks of package udat (udat/bench_test.go). Results go to
+# $BENCH_OUT/det and $BENCH_OUT/smp (default /tmp/udapl-bench); after the VMs
+# exit this host writes BENCHMARKS.md: medians, the ratios udapl/perftest and
+# udapl/C DAPL, and which targets are met.
 #
 # Every run of every tool, server and client, is bounded (BENCH_TIMEOUT
 # seconds, then killed); a run that times out or fails is counted and shown
 # as failed, and the bench goes on.
 #
-# Environment: BENCH_REPS (9), BENCH_N64 (20000), BENCH_N4K (10000),
+# Environment: BENCH_REPS (9; the deterministic VM: BENCH_REPS_DET, 3), BENCH_N64 (20000), BENCH_N4K (10000),
 # BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_TIMEOUT (60 s per run),
 # BENCH_KILL_AFTER (10 s from SIGTERM to SIGKILL), BENCH_GOBENCH (1: run the
-# Go benchmarks), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
+# Go benchmarks), BENCH_MODES (det smp: the boots to run), BENCH_ROWS_DET
+# and BENCH_ROWS_SMP (their rows), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,23 +56,40 @@ for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat dapltest; do
 	}
 done
 
-# The VM part: the comparison, then the Go benchmarks, in one boot.
-cat >"$out/vm.sh" <<EOF
+# The VM part: the comparison, then the Go benchmarks, in one boot per mode.
+det_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
+write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block"
+smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block"
+for mode in ${BENCH_MODES:-det smp}; do
+	mkdir -p "$out/$mode"
+	cat >"$out/$mode/vm.sh" <<EOF
 set -u
-bash "$root/scripts/bench-vm.sh" "$out"
+bash "$root/scripts/bench-vm.sh" "$out/$mode"
 if [ -x "$out/udat.test" ]; then
 	echo "bench: Go benchmarks of package udat"
-	cd "$root/udat" && "$out/udat.test" -test.run '^\$' -test.bench . -test.benchtime 1000x 2>&1 | tee "$out/gobench.txt"
+	cd "$root/udat" && "$out/udat.test" -test.run '^\$' -test.bench . -test.benchtime 1000x 2>&1 | tee "$out/$mode/gobench.txt"
 fi
 EOF
-echo "bench.sh: running in the Soft-RoCE VM (about 10 minutes; its output shows when it is done)"
-start=$(date +%s)
-scripts/vmtest.sh bash "$out/vm.sh"
-echo "bench.sh: the VM ran $(($(date +%s) - start)) s"
+	start=$(date +%s)
+	if [ "$mode" = det ]; then
+		echo "bench.sh: the throughput rows in the deterministic VM (one vCPU, -icount)"
+		# Deterministic: repetitions agree within about 1 %, 3 are plenty.
+		BENCH_REPS=${BENCH_REPS_DET:-3} BENCH_MODE=det BENCH_ROWS=${BENCH_ROWS_DET:-$det_rows} BENCH_PERFTEST_CM=0 UDAPL_VM_ICOUNT=1 \
+			scripts/vmtest.sh bash "$out/$mode/vm.sh"
+	else
+		echo "bench.sh: the latency rows in the 2-vCPU VM"
+		BENCH_MODE=smp BENCH_ROWS=${BENCH_ROWS_SMP:-$smp_rows} UDAPL_VM_ICOUNT=0 \
+			scripts/vmtest.sh bash "$out/$mode/vm.sh"
+	fi
+	echo "bench.sh: the $mode VM ran $(($(date +%s) - start)) s"
+	# The host's load after the run: the 2-vCPU rows are not immune to it.
+	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/$mode/env.txt"
+done
 
 scripts/bench-report.sh "$out" >"$md"
 echo "bench.sh: wrote $md"
 sed -n '/^## Results/,/^## /p' "$md" | sed '$d'
+cat "$out"/*/failures.tsv >"$out/failures.tsv" 2>/dev/null
 if [ -s "$out/failures.tsv" ]; then
-	echo "bench.sh: $(wc -l <"$out/failures.tsv") runs failed; see \"Failed runs\" in $md and $out/failures.tsv"
+	echo "bench.sh: $(wc -l <"$out/failures.tsv") runs failed; see \"Failed runs\" in $md and $out/*/failures.tsv"
 fi

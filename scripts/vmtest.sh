@@ -15,13 +15,16 @@
 # which is unpacked with an initramfs under $UDAPL_VM_CACHE
 # (default: ${XDG_CACHE_HOME:-~/.cache}/udapl-vm).
 #
-# Environment: UDAPL_VM_MEM (MiB, default 3072), UDAPL_VM_CPUS (default 2),
+# Environment: UDAPL_VM_MEM (MiB, default 3072), UDAPL_VM_CPUS (default 2;
+# 1 with UDAPL_VM_ICOUNT=1), UDAPL_VM_ICOUNT=1 the deterministic mode (the
+# guest's clock counts instructions; see vm_qemu_args in vmlib.sh),
 # UDAPL_VM_TIMEOUT (seconds, default 2400), UDAPL_VM_VERBOSE=1 shows the
 # kernel's console messages, UDAPL_VM_TIMING=1 prints the boot time.
 set -euo pipefail
 
 mem=${UDAPL_VM_MEM:-3072}
-cpus=${UDAPL_VM_CPUS:-2}
+icount=${UDAPL_VM_ICOUNT:-0}
+cpus=${UDAPL_VM_CPUS:-$([ "$icount" = 1 ] && echo 1 || echo 2)}
 timeout_s=${UDAPL_VM_TIMEOUT:-2400}
 
 die() {

@@ -758,6 +758,7 @@ func (ep *EP) free(force bool) error {
 		delete(ep.ia.epByQP, ep.qpn)
 	}
 	ep.ia.epMu.Unlock()
+	ep.ia.forgetEP(ep)
 	err := ep.qp.Close()
 	if ep.isUD() {
 		ep.closeUDAHs() // after the QP: no send uses them any more

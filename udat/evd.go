@@ -137,6 +137,15 @@ func (e *EVD) ref(d int) {
 // pushLocked queues ev; the queue grows if the library has to queue more
 // events than the EVD was sized for. Caller holds mu.
 func (e *EVD) pushLocked(ev Event) {
+	p := e.pushSlotLocked()
+	*p = ev
+	p.EVD = e
+}
+
+// pushSlotLocked queues an event for the caller to fill in where it lies in
+// the queue: a completion's event (about 200 bytes) is built once, not
+// copied in. Caller holds mu.
+func (e *EVD) pushSlotLocked() *Event {
 	if e.qn == len(e.q) {
 		nq := make([]Event, 2*len(e.q)+1)
 		for i := 0; i < e.qn; i++ {
@@ -144,9 +153,10 @@ func (e *EVD) pushLocked(ev Event) {
 		}
 		e.q, e.qhead = nq, 0
 	}
-	ev.EVD = e
-	e.q[(e.qhead+e.qn)%len(e.q)] = ev
+	p := &e.q[(e.qhead+e.qn)%len(e.q)] // zero: popLocked clears what it takes
 	e.qn++
+	p.EVD = e
+	return p
 }
 
 func (e *EVD) popLocked() Event {
@@ -266,7 +276,7 @@ var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 // there is none it returns ErrQueueEmpty itself (DAT_QUEUE_EMPTY), so that a
 // polling loop may test for it with err == ErrQueueEmpty, which costs less
 // than errors.Is. It does not allocate.
-func (e *EVD) Dequeue() (Event, error) {
+func (e *EVD) Dequeue() (ev Event, err error) {
 	const op = "dat_evd_dequeue"
 	if err := e.lock(op); err != nil {
 		return Event{}, err
@@ -276,9 +286,14 @@ func (e *EVD) Dequeue() (Event, error) {
 	}
 	if e.qn == 0 {
 		e.mu.Unlock()
-		return Event{}, ErrQueueEmpty
+		return ev, ErrQueueEmpty // ev is zero: no 200-byte literal to copy
 	}
-	ev := e.popLocked()
+	// Straight into the result: popLocked's copy would be copied again.
+	p := &e.q[e.qhead]
+	ev = *p
+	*p = Event{}
+	e.qhead = (e.qhead + 1) % len(e.q)
+	e.qn--
 	e.mu.Unlock()
 	return ev, nil
 }
@@ -296,6 +311,12 @@ func (e *EVD) Wait(timeout Timeout, threshold int) (Event, int, error) {
 	}
 	ctx := context.Background()
 	if timeout != TimeoutInfinite {
+		// Most waits find their events queued: only one that has to block
+		// pays for the timer.
+		ev, n, err := e.wait(ctx, op, threshold, true)
+		if timeout == 0 || err != errWaitTimeout {
+			return ev, n, err
+		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Microsecond)
 		defer cancel()

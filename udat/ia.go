@@ -50,6 +50,8 @@ type IA struct {
 	lmrByKey map[uint32]*LMR // lmr_context (lkey) -> LMR, for post-time checks
 	epMu     sync.RWMutex
 	epByQP   map[uint32]*EP // QP number -> EP, to route completions
+	lmrHot   hotCache[LMR]  // see lookup.go
+	epHot    hotCache[EP]
 	srqByVer map[*cverbs.SRQ]*SRQ
 	srqByOwn map[uint32]*SRQ
 	cmOwners map[*cverbs.CMID]any // rdma_cm id -> *EP, *CR, *PSP or *RSP
@@ -666,20 +668,6 @@ func (ia *IA) maxMessageSize() uint64 {
 		return uint64(m)
 	}
 	return 1 << 31
-}
-
-func (ia *IA) lookupEP(qpn uint32) *EP {
-	ia.epMu.RLock()
-	ep := ia.epByQP[qpn]
-	ia.epMu.RUnlock()
-	return ep
-}
-
-func (ia *IA) lookupLMR(key uint32) *LMR {
-	ia.lmrMu.RLock()
-	l := ia.lmrByKey[key]
-	ia.lmrMu.RUnlock()
-	return l
 }
 
 // eventLoop hands what next returns to handle until ctx ends. The IA runs

@@ -323,6 +323,7 @@ func (l *LMR) destroy(op string) error {
 		delete(l.ia.lmrByKey, l.lkey)
 	}
 	l.ia.lmrMu.Unlock()
+	l.ia.forgetLMR(l)
 	l.pz.mu.Lock()
 	delete(l.pz.lmrs, l)
 	l.pz.mu.Unlock()

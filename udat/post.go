@@ -546,7 +546,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		r.mu.Lock()
 		if r.complete(owner, seq, status, wc) {
 			for s, ok := r.next(); ok; s, ok = r.next() {
-				e.pushLocked(ep.slotEvent(s))
+				ep.slotEventTo(e.pushSlotLocked(), &s)
 			}
 		}
 		r.mu.Unlock()
@@ -560,7 +560,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			return
 		}
 		s.record(status, wc)
-		e.pushLocked(ep.slotEvent(s))
+		ep.slotEventTo(e.pushSlotLocked(), &s)
 	}
 	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
 		ep.markBroken()
@@ -580,7 +580,7 @@ func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
 	}
 	r.mu.Lock()
 	for s, ok := r.next(); ok; s, ok = r.next() {
-		e.pushLocked(ep.slotEvent(s))
+		ep.slotEventTo(e.pushSlotLocked(), &s)
 	}
 	r.mu.Unlock()
 	e.wakeLocked()
@@ -589,12 +589,20 @@ func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
 // slotEvent is the event that reports the completion of slot s: a DTO
 // completion, or an RMR bind completion (whose RMR learns the outcome).
 func (ep *EP) slotEvent(s dtoSlot) Event {
+	var ev Event
+	ep.slotEventTo(&ev, &s)
+	return ev
+}
+
+// slotEventTo is slotEvent that fills in ev, a zero event, where it lies.
+func (ep *EP) slotEventTo(ev *Event, s *dtoSlot) {
 	if s.op == DTOBindMW {
 		if s.rmr != nil {
 			s.rmr.bindDone(s.status == DTOSuccess)
 		}
-		return Event{Number: EventRMRBindCompletion,
-			RMR: RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: s.status}}
+		ev.Number = EventRMRBindCompletion
+		ev.RMR = RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: s.status}
+		return
 	}
 	var n uint64
 	if s.status == DTOSuccess {
@@ -603,11 +611,10 @@ func (ep *EP) slotEvent(s dtoSlot) Event {
 			n = s.xfer
 		}
 	}
-	ev := Event{Number: EventDTOCompletion,
-		DTO: DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}}
+	ev.Number = EventDTOCompletion
+	ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}
 	if s.op >= DTOExtensionBase {
 		ev.Number, ev.IB = EventIBDTO, ibExtension(s.op, s.status, s.immed)
 		ev.IB.RemoteAH.QPN = s.srcQP
 	}
-	return ev
 }

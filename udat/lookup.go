@@ -1,0 +1,50 @@
+package udat
+
+import "sync/atomic"
+
+// The data path looks up an LMR for every segment it posts and an EP for
+// every completion it polls. Both maps are written rarely (registration,
+// EP creation and free) and read under an RWMutex; hot caches in front of
+// them remember, per key, the object last found, so that a post or a poll
+// of the usual few LMRs and EPs reads one atomic pointer instead of taking
+// the lock and hashing. An entry is only trusted for a live object with the
+// key looked up: a freed one (whose key a new object may reuse) sends the
+// lookup to the map, as does a miss.
+const hotSlots = 16
+
+type hotCache[T any] [hotSlots]atomic.Pointer[T]
+
+func hotSlot(key uint32) uint32 { return (key ^ key>>8 ^ key>>16) % hotSlots }
+
+func (ia *IA) lookupEP(qpn uint32) *EP {
+	c := &ia.epHot[hotSlot(qpn)]
+	if ep := c.Load(); ep != nil && ep.qpn == qpn && !ep.dead() {
+		return ep
+	}
+	ia.epMu.RLock()
+	ep := ia.epByQP[qpn]
+	ia.epMu.RUnlock()
+	if ep != nil && !ep.dead() {
+		c.Store(ep)
+	}
+	return ep
+}
+
+func (ia *IA) lookupLMR(key uint32) *LMR {
+	c := &ia.lmrHot[hotSlot(key)]
+	if l := c.Load(); l != nil && l.lkey == key && !l.dead() {
+		return l
+	}
+	ia.lmrMu.RLock()
+	l := ia.lmrByKey[key]
+	ia.lmrMu.RUnlock()
+	if l != nil && !l.dead() {
+		c.Store(l)
+	}
+	return l
+}
+
+// forgetEP and forgetLMR drop a freed object from the hot caches, so that
+// they do not keep it from the garbage collector.
+func (ia *IA) forgetEP(ep *EP)  { ia.epHot[hotSlot(ep.qpn)].CompareAndSwap(ep, nil) }
+func (ia *IA) forgetLMR(l *LMR) { ia.lmrHot[hotSlot(l.lkey)].CompareAndSwap(l, nil) }
