@@ -282,7 +282,16 @@ queued: an allocation, a runtime timer that, being the earliest, woke the netpol
 its eventfd and a context switch), and its removal; 1.6 % of the samples in malloc alone and most of
 the kernel time that polling does not have. Now the timer is only set up when the wait has to block
 (RDMA write 64 B blocking 42.6k -> 47.4k msg/s, read 35.1k -> 37.2k, the 4 KiB round trip 10.29k ->
-10.65k/s). A wait that does block still costs, in order: an empty poll, \`ibv_req_notify_cq\` (a system
+10.65k/s). The second cost was not the library's: counted with strace (10000 blocking 4 KiB writes),
+dapltest made 2 write system calls per write (the post and the CQ arm) and blocked 12 times in all;
+udattest blocked just as rarely (the completions were queued when it waited) but made a futex
+wake-up pair and a nanosleep per write. A goroutine that loops over waits that never block is busy
+polling to the Go scheduler: after 10 ms it is due for preemption, the runtime finds it in a cgo call,
+takes its P and wakes its monitor thread every 20 us. udattest's polling loop yields every 2 ms against
+this; its blocking loop now does too (blocking RDMA write 64 B 48.4k -> 55.3k msg/s, 4 KiB 10.6k ->
+12.6k, read 64 B 37.1k -> 42.1k, 4 KiB 10.3k -> 12.3k, the 4 KiB round trip 10.68k -> 12.58k/s). A
+Go program that waits on an EVD in a tight loop needs the same: the C library has no scheduler to
+upset. A wait that does block still costs, in order: an empty poll, \`ibv_req_notify_cq\` (a system
 call on rxe), a second poll, a context.WithCancel (so that a software event or an abort can end the wait)
 and an AfterFunc, the non-blocking \`ibv_get_cq_event\` read (EAGAIN), the park on the netpoller, the
 wake-up, the read again, \`ibv_ack_cq_events\`, and the poll that finds the completion: 7 cgo calls where
@@ -302,6 +311,7 @@ ranges.
 | hot LMR/EP caches (lookup.go) | 57,716 | 43,512 | 49,351 | 25,466 |
 | events built in place | 57,720 | 43,505 | 49,892-51,267 | 25,431-28,473 (7 runs, median 25,483) |
 | Dequeue copies once | 58,056 | 43,685 | 48,622 | 24,075-25,420 (7 runs, median 25,290) |
+| udattest -wait block yields every 2 ms | (same) | (same) | 55,339 | (same) |
 
 **Where the instructions go.** A profile of the 64 B RDMA write row in the deterministic VM (perf,
 cpu-clock at 20 kHz, whole guest; the sampling slows both tools: dapltest 55.1k msg/s, udattest 46.5k):
