@@ -282,7 +282,16 @@ queued: an allocation, a runtime timer that, being the earliest, woke the netpol
 its eventfd and a context switch), and its removal; 1.6 % of the samples in malloc alone and most of
 the kernel time that polling does not have. Now the timer is only set up when the wait has to block
 (RDMA write 64 B blocking 42.6k -> 47.4k msg/s, read 35.1k -> 37.2k, the 4 KiB round trip 10.29k ->
-10.65k/s). A wait that does block still costs, in order: an empty poll, \`ibv_req_notify_cq\` (a system
+10.65k/s). The second cost was not the library's: counted with strace (10000 blocking 4 KiB writes),
+dapltest made 2 write system calls per write (the post and the CQ arm) and blocked 12 times in all;
+udattest blocked just as rarely (the completions were queued when it waited) but made a futex
+wake-up pair and a nanosleep per write. A goroutine that loops over waits that never block is busy
+polling to the Go scheduler: after 10 ms it is due for preemption, the runtime finds it in a cgo call,
+takes its P and wakes its monitor thread every 20 us. udattest's polling loop yields every 2 ms against
+this; its blocking loop now does too (blocking RDMA write 64 B 48.4k -> 55.3k msg/s, 4 KiB 10.6k ->
+12.6k, read 64 B 37.1k -> 42.1k, 4 KiB 10.3k -> 12.3k, the 4 KiB round trip 10.68k -> 12.58k/s). A
+Go program that waits on an EVD in a tight loop needs the same: the C library has no scheduler to
+upset. A wait that does block still costs, in order: an empty poll, \`ibv_req_notify_cq\` (a system
 call on rxe), a second poll, a context.WithCancel (so that a software event or an abort can end the wait)
 and an AfterFunc, the non-blocking \`ibv_get_cq_event\` read (EAGAIN), the park on the netpoller, the
 wake-up, the read again, \`ibv_ack_cq_events\`, and the poll that finds the completion: 7 cgo calls where
@@ -302,6 +311,7 @@ ranges.
 | hot LMR/EP caches (lookup.go) | 57,716 | 43,512 | 49,351 | 25,466 |
 | events built in place | 57,720 | 43,505 | 49,892-51,267 | 25,431-28,473 (7 runs, median 25,483) |
 | Dequeue copies once | 58,056 | 43,685 | 48,622 | 24,075-25,420 (7 runs, median 25,290) |
+| udattest -wait block yields every 2 ms | (same) | (same) | 55,339 | (same) |
 
 **Where the instructions go.** A profile of the 64 B RDMA write row in the deterministic VM (perf,
 cpu-clock at 20 kHz, whole guest; the sampling slows both tools: dapltest 55.1k msg/s, udattest 46.5k):
@@ -311,13 +321,16 @@ udapl 21.5 us, 76 % in the kernel (16.3 us) and 24 % in user space (5.1 us, 4.7 
 binary: the DAT layer, cverbs, the cgo crossings and udattest's loop). So about 1.4 us of the 3.4 us
 difference is ours in user space, spread thin (no function above 0.75 us: Dequeue and the event it
 returns by value, posting with its checks, the ring slot, the translation of the work request into C,
-entersyscall/exitsyscall of two crossings); the other 2.1 us are in the kernel, where udapl's writes cost
-more than C DAPL's: the profile shows about 5 times the CRC work per write (rxe_crc32, crc32_body,
-rxe_icrc_*: 3.4 us against 0.6 us) although the device's counters show 2 packets per write for udapl
-(the write and its ACK, like perftest) and 4 for dapltest. What makes the kernel's share larger (the QP
-attributes udapl sets, inline posting, the connection's route) is not found yet; it is the first thing to
-look at, as it is worth more than everything left in user space. Removing the rest of the user-space
-gap would take a leaner Go path: fewer copies of the ~200-byte event (the API returns it by value), the
+entersyscall/exitsyscall of two crossings); the other 2.1 us are in the kernel, where the profile puts
+more samples in the CRC functions (rxe_crc32, crc32_body, rxe_icrc_*: 3.4 us against 0.6 us per write).
+That attribution is doubtful: the gap does not grow with the payload. Measured without perf, one run
+each: C DAPL against udapl 67.9k/59.8k msg/s at 8 B, 65.7k/58.0k at 64 B, 64.0k/56.7k at 65 B (not
+inline), 49.6k/45.1k at 512 B, a constant 2.0 us (2,000 instructions) per write; the device's
+counters show 2 packets per write for udapl (the write and its ACK, like perftest) and 4 for dapltest.
+So the gap is a cost per operation, not per byte; in the profile 40 % of it (1.4 of 3.4 us, which
+perf's sampling inflates) is in user space and 60 % in the kernel, and what makes the kernel's share
+larger for udapl (the QP attributes udapl sets, the connection, the work request it builds; not the
+ACK timeout: DAPL_ACK_TIMER=20 gives the same 58.06k) is the first thing to look at next. Removing the user-space part would take a leaner Go path: fewer copies of the ~200-byte event (the API returns it by value), the
 checks and the ring bookkeeping in one pass, and the work request translated once per batch rather than
 per DTO.
 
