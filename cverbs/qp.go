@@ -90,11 +90,16 @@ func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *S
 
 // NewQP creates an RC queue pair (ibv_create_qp) in the RESET state.
 func (pd *PD) NewQP(attr QPInitAttr) (*QP, error) {
-	const op = "ibv_create_qp"
+	return pd.createQP("ibv_create_qp", attr, C.IBV_QPT_RC)
+}
+
+// createQP creates a QP of type qpType (RC or UD) in pd.
+func (pd *PD) createQP(op string, attr QPInitAttr, qpType C.enum_ibv_qp_type) (*QP, error) {
 	var init C.struct_ibv_qp_init_attr
 	if err := qpInitAttr(op, &attr, &init); err != nil {
 		return nil, err
 	}
+	init.qp_type = qpType
 	p, err := pd.lock(op)
 	if err != nil {
 		return nil, err

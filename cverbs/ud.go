@@ -10,7 +10,6 @@ import "C"
 import (
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 )
 
@@ -58,27 +57,7 @@ func (ch *EventChannel) CreateUDID() (*CMID, error) {
 // IBV_QPT_UD) in the RESET state; ToRTSUD makes it ready. Its receives get
 // the GRHSize bytes of the Global Routing Header before the datagram.
 func (pd *PD) NewUDQP(attr QPInitAttr) (*QP, error) {
-	const op = "ibv_create_qp(UD)"
-	var init C.struct_ibv_qp_init_attr
-	if err := qpInitAttr(op, &attr, &init); err != nil {
-		return nil, err
-	}
-	init.qp_type = C.IBV_QPT_UD
-	p, err := pd.lock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer pd.mu.RUnlock()
-	cqp, err := C.ibv_create_qp(p, &init)
-	if cqp == nil {
-		return nil, errnoErr(op, err)
-	}
-	qp, ok := newQP(cqp, &init, pd, attr.SRQ)
-	if !ok {
-		C.ibv_destroy_qp(cqp)
-		return nil, opErr(op, int(syscall.ENOMEM))
-	}
-	return qp, nil
+	return pd.createQP("ibv_create_qp(UD)", attr, C.IBV_QPT_UD)
 }
 
 // ToRTSUD brings a UD QP in RESET to RTS, as librdmacm's rdma_create_qp
