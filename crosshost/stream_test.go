@@ -236,7 +236,7 @@ func runSink(ctx context.Context, req request, ready func(), rl *roleLog) error 
 				}
 			}
 		}
-		if !gone.IsZero() && (len(e.posted) == 0 || e.srq != nil) {
+		if !gone.IsZero() && len(e.posted) == 0 {
 			break
 		}
 		if !gone.IsZero() && time.Since(gone) > 30*time.Second {
@@ -249,6 +249,13 @@ func runSink(ctx context.Context, req request, ready func(), rl *roleLog) error 
 			return ctx.Err()
 		}
 		if err != nil {
+			if !gone.IsZero() && e.srq != nil {
+				// The SRQ keeps its receives, but those that completed
+				// before the disconnect may still be in the EVD: the
+				// connection event comes on another EVD, in no order
+				// with them. Done once the EVD stays empty.
+				break
+			}
 			continue
 		}
 		d := ev.DTO
