@@ -94,7 +94,8 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 	var evErr error
 	err := ch.w.wait(ctx, op, func() bool {
 		var ccq *C.struct_ibv_cq
-		rc := C.cverbs_get_cq_event(ch.ch, &ccq)
+		var id C.uintptr_t
+		rc := C.cverbs_get_ack_cq_event(ch.ch, &ccq, &id)
 		if rc == C.EAGAIN {
 			return false
 		}
@@ -102,11 +103,10 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 			evErr = opErr(op, int(rc))
 			return true
 		}
-		// Look up before the ack: ibv_destroy_cq waits for it.
-		cq = cqRegistry.get(unsafe.Pointer(ccq))
-		C.cverbs_ack_cq_event(ccq)
-		if cq == nil {
-			evErr = opErr(op, int(syscall.ENOENT))
+		// Acked already, so the CQ may be gone and its address reused:
+		// the id tells a new CQ from the one the event was for.
+		if cq = cqRegistry.get(unsafe.Pointer(ccq)); cq == nil || cq.id != uintptr(id) {
+			cq, evErr = nil, opErr(op, int(syscall.ENOENT))
 		}
 		return true
 	})
@@ -128,7 +128,11 @@ type cgoCQ struct {
 	wc  *C.struct_ibv_wc // nwc entries, reused by every Poll
 	nwc int
 	cqe int
+	id  uintptr // the C CQ's context: tells this CQ from a later one at its address
 }
+
+// cqIDs numbers the CQs.
+var cqIDs atomic.Uintptr
 
 // NewCQ creates a completion queue of at least cqe entries. ch may be nil
 // when completion events are not needed.
@@ -151,7 +155,8 @@ func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 		}
 		cch = ch.ch
 	}
-	ccq, err := C.cverbs_create_cq(ctx, C.int(cqe), cch)
+	id := cqIDs.Add(1)
+	ccq, err := C.cverbs_create_cq(ctx, C.int(cqe), cch, C.uintptr_t(id))
 	if ccq == nil {
 		return nil, errnoErr(op, err)
 	}
@@ -162,7 +167,7 @@ func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 		C.ibv_destroy_cq(ccq)
 		return nil, opErr(op, int(syscall.ENOMEM))
 	}
-	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, wc: wc, nwc: n, cqe: int(ccq.cqe)}}
+	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, wc: wc, nwc: n, cqe: int(ccq.cqe), id: id}}
 	cqRegistry.add(unsafe.Pointer(ccq), cq)
 	return cq, nil
 }
@@ -282,6 +287,45 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 	}
 	cq.mu.Unlock()
 	return total, nil
+}
+
+// PollArm is Poll for a waiter about to block on the channel, in one cgo
+// call: it polls up to len(wc) completions (at most one batch of 128) and,
+// when fewer than need arrive, arms the CQ as ReqNotify does and polls again
+// for the rest, so that a completion that comes after the first poll is
+// either returned or reported on the channel. armed says whether the CQ was
+// armed.
+func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed bool, err error) {
+	const op = "ibv_poll_cq"
+	if cq == nil {
+		return 0, false, closedErr(op)
+	}
+	cq.mu.Lock()
+	if cq.cq == nil {
+		cq.mu.Unlock()
+		return 0, false, closedErr(op)
+	}
+	so := C.int(0)
+	if solicitedOnly {
+		so = 1
+	}
+	want := min(len(wc), cq.nwc)
+	var carmed, notifyRC C.int
+	n := int(C.cverbs_poll_arm(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(want),
+		C.uintptr_t(uintptr(unsafe.Pointer(cq.wc))), C.int(need), so, &carmed, &notifyRC))
+	if n < 0 {
+		cq.mu.Unlock()
+		return 0, carmed != 0, opErr(op, int(syscall.EIO))
+	}
+	cw := unsafe.Slice(cq.wc, n)
+	for i := range cw {
+		wcFromC(&wc[i], &cw[i])
+	}
+	cq.mu.Unlock()
+	if notifyRC != 0 {
+		err = opErr("ibv_req_notify_cq", int(notifyRC))
+	}
+	return n, carmed != 0, err
 }
 
 func wcFromC(out *WC, c *C.struct_ibv_wc) {

@@ -415,6 +415,45 @@ func TestCompChannelWait(t *testing.T) {
 	}
 }
 
+// PollArm returns what is there without arming when that is enough, and
+// otherwise arms, so that the next completion is reported on the channel.
+func TestPollArm(t *testing.T) {
+	r := newRig(t)
+	ch, err := r.ctx.NewCompChannel()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
+	wc := make([]WC, 4)
+
+	n, armed, err := b.rcq.PollArm(wc, 1, false)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.True(t, armed, "an empty CQ must be armed")
+
+	for round := range 2 {
+		_, err = b.qp.PostRecv([]RecvWR{{ID: uint64(round), SGL: []SGE{b.buf.sge(0, 64)}}})
+		require.NoError(t, err)
+		_, err = a.qp.PostSend([]SendWR{{ID: 1, Flags: SendSignaled, SGL: []SGE{a.buf.sge(0, 64)}}})
+		require.NoError(t, err)
+		_, err = pollOK(a.scq, 1, WCSend)
+		require.NoError(t, err)
+		if round == 0 {
+			// The arm of the empty poll reports the receive.
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			cq, err := ch.Wait(ctx)
+			cancel()
+			require.NoError(t, err)
+			require.Same(t, b.rcq, cq)
+		}
+		n, armed, err = b.rcq.PollArm(wc, 1, false)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.False(t, armed, "enough completions: no arm")
+		require.Equal(t, uint64(round), wc[0].WRID)
+		require.Equal(t, WCRecv, wc[0].Opcode)
+	}
+}
+
 func TestCompChannelDeadline(t *testing.T) {
 	r := newRig(t)
 	ch, err := r.ctx.NewCompChannel()

@@ -270,6 +270,43 @@ func (e *EVD) pollCQ(cq *cverbs.CQ, all bool) {
 	}
 }
 
+// pollArmLocked is pollLocked for a waiter that may block: when the queue
+// holds fewer than threshold events it arms the CQs, then polls again, so a
+// completion that arrived before the arm is found by the poll and a later
+// one wakes the channel. Only the receives of EPs that use solicited wait
+// hold back the wake-up until a solicited one (or an error) arrives.
+// Without such EPs, poll, arm and poll are one cgo call. Caller holds mu.
+func (e *EVD) pollArmLocked(threshold int) {
+	if e.scq != nil || e.aborted {
+		e.pollLocked()
+		if e.qn < threshold && !e.aborted {
+			e.armLocked()
+			e.pollLocked()
+		}
+		return
+	}
+	armed := false
+	for {
+		n := min(len(e.q)-e.qn, len(e.wc))
+		if n <= 0 {
+			break
+		}
+		got, armedNow, err := e.cq.PollArm(e.wc[:n], threshold-e.qn, false)
+		armed = armed || armedNow
+		for i := 0; i < got; i++ {
+			e.deliver(&e.wc[i])
+		}
+		if err != nil || got < n {
+			break
+		}
+	}
+	// The C side counted completions; not every one makes an event.
+	if e.qn < threshold && !armed {
+		e.cq.ReqNotify(false)
+		e.pollLocked()
+	}
+}
+
 var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 
 // Dequeue removes the first event from the EVD (dat_evd_dequeue). When
@@ -367,17 +404,10 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool)
 			leave()
 			return Event{}, 0, newError(op, InvalidState|InvalidStateEVDUnwaitable)
 		}
-		e.pollLocked()
-		if e.qn < threshold && e.cq != nil && !pollOnly {
-			// Arm, then poll again: a completion that arrived before the
-			// arm is found by the poll, a later one wakes the channel.
-			// Only the receives of EPs that use solicited wait hold back
-			// the wake-up until a solicited one (or an error) arrives.
-			e.cq.ReqNotify(false)
-			if e.scq != nil {
-				e.scq.ReqNotify(true)
-			}
+		if pollOnly || e.cq == nil {
 			e.pollLocked()
+		} else {
+			e.pollArmLocked(threshold)
 		}
 		if e.qn >= threshold {
 			ev := e.popLocked()

@@ -235,3 +235,36 @@ func TestIACloseAbruptAbortsWaiters(t *testing.T) {
 	_, err = ia.CreatePZ()
 	requireType(t, err, InvalidHandle)
 }
+
+// A wait that blocks crosses into C four times: poll-arm-poll, the read of
+// the channel that finds nothing, the read that gets the event (acked in the
+// same call), and the poll that takes the completion. It was seven.
+func TestBlockingWaitCgoCalls(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	const rounds = 4
+	fewest := uint64(1 << 62)
+	for i := range rounds {
+		require.NoError(t, s.ep.PostRecv([]LMRTriplet{s.lmr.Triplet(0, 64)}, uint64(i), CompletionDefault))
+		var ev Event
+		var err error
+		var waited time.Duration
+		calls := cgoCallsOf(func() {
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 64)}, uint64(i), CompletionDefault)
+			}()
+			start := time.Now()
+			ev, _, err = s.recv.WaitContext(context.Background(), 1)
+			waited = time.Since(start)
+		})
+		require.NoError(t, err)
+		require.Equal(t, uint64(i), ev.DTO.Cookie)
+		require.Equal(t, DTOSuccess, ev.DTO.Status)
+		require.Greater(t, waited, 25*time.Millisecond, "the wait did not block")
+		fewest = min(fewest, calls-1) // the send's post is one
+		require.Equal(t, uint64(i), waitDTO(t, c.req).Cookie)
+	}
+	t.Logf("cgo calls of a blocking wait: %d", fewest)
+	require.LessOrEqual(t, fewest, uint64(4))
+}

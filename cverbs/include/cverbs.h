@@ -137,6 +137,35 @@ static inline int cverbs_req_notify_cq(uintptr_t cq, int solicited_only)
 	return ibv_req_notify_cq((struct ibv_cq *)cq, solicited_only);
 }
 
+/*
+ * cverbs_poll_arm is a waiter's poll, arm, poll in one crossing: it polls up
+ * to n completions and, when fewer than need arrive, arms the CQ and polls
+ * again for the rest, so that a completion that arrives after the first poll
+ * is either returned or reported on the channel. *armed is 1 when the CQ was
+ * armed, *notify_rc the arm's result.
+ */
+static inline int cverbs_poll_arm(uintptr_t cq, int n, uintptr_t wc, int need,
+				  int solicited_only, int *armed, int *notify_rc)
+{
+	struct ibv_cq *c = (struct ibv_cq *)cq;
+	struct ibv_wc *w = (struct ibv_wc *)wc;
+	int got, more;
+
+	*armed = 0;
+	*notify_rc = 0;
+	got = ibv_poll_cq(c, n, w);
+	if (got < 0 || got >= need)
+		return got;
+	*notify_rc = ibv_req_notify_cq(c, solicited_only);
+	if (*notify_rc)
+		return got;
+	*armed = 1;
+	if (got == n)
+		return got;
+	more = ibv_poll_cq(c, n - got, w + got);
+	return more < 0 ? got : got + more; /* never lose the first poll's */
+}
+
 static inline int cverbs_query_port(struct ibv_context *ctx, uint8_t port,
 				    struct ibv_port_attr *attr)
 {
@@ -187,21 +216,23 @@ static inline int cverbs_dup_nonblock(int fd)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/* cverbs_get_cq_event returns the CQ of the next event; the caller acks it. */
-static inline int cverbs_get_cq_event(struct ibv_comp_channel *ch,
-				      struct ibv_cq **cq)
+/*
+ * cverbs_get_ack_cq_event reads the next event and acknowledges it in the
+ * same crossing. The CQ's context (its Go wrapper's id) is read before the
+ * ack, since after it the CQ may be destroyed and its address reused.
+ */
+static inline int cverbs_get_ack_cq_event(struct ibv_comp_channel *ch,
+					  struct ibv_cq **cq, uintptr_t *id)
 {
 	void *ctx;
 
 	*cq = NULL;
+	*id = 0;
 	if (ibv_get_cq_event(ch, cq, &ctx))
 		return errno ? errno : EIO;
+	*id = (uintptr_t)ctx;
+	ibv_ack_cq_events(*cq, 1);
 	return 0;
-}
-
-static inline void cverbs_ack_cq_event(struct ibv_cq *cq)
-{
-	ibv_ack_cq_events(cq, 1);
 }
 
 /* Flattened struct ibv_async_event (its element is a union). */
@@ -258,9 +289,10 @@ static inline int cverbs_get_async_event(struct ibv_context *ctx,
 }
 
 static inline struct ibv_cq *cverbs_create_cq(struct ibv_context *ctx, int cqe,
-					      struct ibv_comp_channel *ch)
+					      struct ibv_comp_channel *ch,
+					      uintptr_t id)
 {
-	return ibv_create_cq(ctx, cqe, NULL, ch, 0);
+	return ibv_create_cq(ctx, cqe, (void *)id, ch, 0);
 }
 
 static inline int cverbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
