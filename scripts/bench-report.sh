@@ -291,12 +291,14 @@ takes its P and wakes its monitor thread every 20 us. udattest's polling loop yi
 this; its blocking loop now does too (blocking RDMA write 64 B 48.4k -> 55.3k msg/s, 4 KiB 10.6k ->
 12.6k, read 64 B 37.1k -> 42.1k, 4 KiB 10.3k -> 12.3k, the 4 KiB round trip 10.68k -> 12.58k/s). A
 Go program that waits on an EVD in a tight loop needs the same: the C library has no scheduler to
-upset. A wait that does block still costs, in order: an empty poll, \`ibv_req_notify_cq\` (a system
-call on rxe), a second poll, a context.WithCancel (so that a software event or an abort can end the wait)
-and an AfterFunc, the non-blocking \`ibv_get_cq_event\` read (EAGAIN), the park on the netpoller, the
-wake-up, the read again, \`ibv_ack_cq_events\`, and the poll that finds the completion: 7 cgo calls where
-C's \`dat_evd_wait\` blocks in one read. Folding the arm and its polls into one C call, acking in the same
-call as the read, and keeping the wake-up context per EVD instead of per wait would remove most of it.
+upset. A wait that does block costs, in order: \`ibv_poll_cq\`, \`ibv_req_notify_cq\` (a system call on
+rxe) and \`ibv_poll_cq\` again, in one cgo call; a context.WithCancel (so that a software event or an abort
+can end the wait) and an AfterFunc; the non-blocking \`ibv_get_cq_event\` read (EAGAIN); the park on the
+netpoller; the wake-up; the read again with \`ibv_ack_cq_events\` in the same call; and the poll that
+finds the completion: 4 cgo calls (\`TestBlockingWaitCgoCalls\` counts them; there were 7 before the
+arm and the acknowledgement were folded in). C's \`dat_evd_wait\` blocks in one read. The read that finds
+nothing stays: Go's netpoller forgets a readiness that came before the goroutine parks, so a read must
+come first.
 
 **Changes measured in the deterministic VM** (udattest against its own server, msg/s, one run each
 where the row is deterministic). Polling RDMA rows repeat to 0.1 %; send/recv and the blocking rows do
@@ -313,26 +315,26 @@ ranges.
 | Dequeue copies once | 58,056 | 43,685 | 48,622 | 24,075-25,420 (7 runs, median 25,290) |
 | udattest -wait block yields every 2 ms | (same) | (same) | 55,339 | (same) |
 
-**Where the instructions go.** A profile of the 64 B RDMA write row in the deterministic VM (perf,
-cpu-clock at 20 kHz, whole guest; the sampling slows both tools: dapltest 55.1k msg/s, udattest 46.5k):
-C DAPL spends 18.1 us of guest time (instructions) per write, 78 % of it in the kernel (14.2 us) and 20 % in
-user space (3.7 us: librxe 0.9, libdaplofa 0.8, clock reads in the vDSO 0.7, libc 0.7, dapltest 0.5);
-udapl 21.5 us, 76 % in the kernel (16.3 us) and 24 % in user space (5.1 us, 4.7 of them in the udattest
-binary: the DAT layer, cverbs, the cgo crossings and udattest's loop). So about 1.4 us of the 3.4 us
-difference is ours in user space, spread thin (no function above 0.75 us: Dequeue and the event it
-returns by value, posting with its checks, the ring slot, the translation of the work request into C,
-entersyscall/exitsyscall of two crossings); the other 2.1 us are in the kernel, where the profile puts
-more samples in the CRC functions (rxe_crc32, crc32_body, rxe_icrc_*: 3.4 us against 0.6 us per write).
-That attribution is doubtful: the gap does not grow with the payload. Measured without perf, one run
-each: C DAPL against udapl 67.9k/59.8k msg/s at 8 B, 65.7k/58.0k at 64 B, 64.0k/56.7k at 65 B (not
-inline), 49.6k/45.1k at 512 B, a constant 2.0 us (2,000 instructions) per write; the device's
-counters show 2 packets per write for udapl (the write and its ACK, like perftest) and 4 for dapltest.
-So the gap is a cost per operation, not per byte; in the profile 40 % of it (1.4 of 3.4 us, which
-perf's sampling inflates) is in user space and 60 % in the kernel, and what makes the kernel's share
-larger for udapl (the QP attributes udapl sets, the connection, the work request it builds; not the
-ACK timeout: DAPL_ACK_TIMER=20 gives the same 58.06k) is the first thing to look at next. Removing the user-space part would take a leaner Go path: fewer copies of the ~200-byte event (the API returns it by value), the
-checks and the ring bookkeeping in one pass, and the work request translated once per batch rather than
-per DTO.
+**Where the instructions go: in our user space, not in the kernel.** Measured in the deterministic VM
+with the kernel's own accounting of each process's user and system time (\`/usr/bin/time\`, a run of
+20,000 and one of 100,000 64 B RDMA writes per tool, queue depth 64, polling; the difference of the two
+runs leaves out start-up and connection): per write, dapltest spent 1.0 us (instructions, here) in user
+space and 14.1 us in the kernel, udattest 3.6 us in user space and 13.9 us in the kernel. The kernel's
+work per write is the same for both (the same system calls, one write(2) per post, found with strace;
+the same packets, 2 per write; as many interrupts and context switches over the whole run, ~2,100 and
+~1,300 each), so the whole gap, about 2,500 instructions per write, is ours in user space. An earlier
+sampled profile had put 60 % of it in the kernel, and the device's counters had been read as 4 packets
+per write for dapltest: those counts were per dapltest iteration, and \`dapltest -T P -i N\` makes 2N
+writes (N in its throughput phase, whose rate it reports, then N in a latency phase), so it too sends 2
+packets per write. Where the 3.6 us go (perf, \`cpu-clock:u\`, 100,000 writes): the post path 34 %
+(\`EP.postRequests\` 12 %, \`cverbs.sendQueue.fill\` 8 %, \`checkRequest\` and \`checkIOV\` 8 %,
+\`QP.PostSend\`, \`postOne\`, the LMR lookup), the completion path 28 % (\`EVD.deliver\` 7 %,
+\`fifoRing.next\` 6 %, \`fifoRing.complete\` 5 %, \`release\`, \`pushSlotLocked\`, \`slotEventTo\`,
+\`Dequeue\`, \`CQ.Poll\`), the cgo crossings 11 % (\`cgocall\`, \`entersyscall\`/\`exitsyscall\`,
+\`asmcgocall\`, the generated wrappers), udattest's own loop 11 %, libc's write(2) wrapper 4 %, librxe
+under 3 %. No single function is the gap: closing it takes a post that writes the C work request
+directly instead of building a Go one and copying it (\`fill\`), the checks done once per batch where
+the man pages allow, and a completion path that records, releases and reports a slot in one pass.
 
 **The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
 (deterministic VM: TCP handshake; 2-vCPU VM: \`-R\`), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`,
