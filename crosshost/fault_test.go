@@ -3,6 +3,7 @@ package crosshost
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -322,4 +323,92 @@ func TestConnectionFailures(t *testing.T) {
 		t.Logf("%v %v after the kill", ev.Number, time.Since(killedAt).Round(time.Millisecond))
 		assert.Contains(t, []udat.EventNumber{udat.EventConnectionTimedOut, udat.EventConnectionUnreachable, udat.EventConnectionNonPeerRejected}, ev.Number)
 	})
+}
+
+// TestPassiveSideProbes kills the host of the active side of one-sided RDMA
+// (B writes into A's memory). A has nothing outstanding, so nothing tells it;
+// as the README advises, it posts a small RDMA read of B's memory now and
+// then, and the first one after the kill fails within the bound, the
+// connection breaks, and A's receives are flushed.
+func TestPassiveSideProbes(t *testing.T) {
+	requirePair(t)
+	s := stream{Kind: udat.DTORDMAWrite}
+	e, err := openEndpoint(s, sinkSize, sinkRecvs)
+	require.NoError(t, err)
+	t.Cleanup(e.close)
+	for k := range sinkRecvs {
+		require.NoError(t, e.postRecv(k))
+	}
+	e.crEVD, err = e.ia.CreateEVD(4, udat.EVDCRFlag)
+	require.NoError(t, err)
+	port := nextPort()
+	e.psp, err = e.ia.CreatePSP(udat.ConnQual(port), e.crEVD, udat.PSPConsumerFlag)
+	require.NoError(t, err)
+	startRole(t, request{Role: "stream-source", Port: port, Addr: selfAddr(t).String(), Args: roleArgs{Stream: s}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ev, _, err := e.crEVD.WaitContext(ctx, 1)
+	require.NoError(t, err)
+	require.NotNil(t, ev.CR.CR, "got %v, want a connection request", ev.Number)
+	q, err := ev.CR.CR.Query()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(q.PrivateData), 16, "the source's buffer") // rdma_cm pads it
+	peer := udat.RMRTriplet{VirtualAddress: binary.LittleEndian.Uint64(q.PrivateData), SegmentLength: 8,
+		RMRContext: binary.LittleEndian.Uint32(q.PrivateData[12:])}
+	require.NoError(t, ev.CR.CR.Accept(e.ep, e.triplet()))
+	ev, _, err = e.conn.WaitContext(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, udat.EventConnectionEstablished, ev.Number)
+
+	// probe reads 8 bytes of B's buffer and waits for the read.
+	probes := 0
+	probe := func(d time.Duration) udat.DTOStatus {
+		t.Helper()
+		probes++
+		cookie := uint64(probes)
+		require.NoError(t, e.ep.PostRDMARead([]udat.LMRTriplet{e.lmr.Triplet(sinkSource, 8)}, cookie, peer, udat.CompletionDefault))
+		e.posted[cookie] = udat.DTORDMARead
+		e.counts["read posted"]++
+		wctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		ev, _, err := e.req.WaitContext(wctx, 1)
+		require.NoError(t, err, "probe %d did not complete within %v", probes, d)
+		require.NoError(t, e.account(ev.DTO))
+		return ev.DTO.Status
+	}
+	time.Sleep(time.Second) // B writes into A's memory
+	require.Equal(t, udat.DTOSuccess, probe(10*time.Second), "a probe while B lives")
+
+	t.Cleanup(func() { rebootPeer(t) })
+	hostFault(t, "kill B")
+	// With nothing outstanding, A hears nothing, however long it waits.
+	budget := s.attr(0).DeadPeerTimeout()
+	time.Sleep(2 * budget)
+	_, err = e.conn.Dequeue()
+	require.ErrorIs(t, err, udat.ErrQueueEmpty, "A learned of B's death without a probe")
+	const interval = 100 * time.Millisecond
+	bound := budget + interval + detectSlack
+	probing := time.Now()
+	status := udat.DTOSuccess
+	for status == udat.DTOSuccess && time.Since(probing) < bound+5*time.Second {
+		time.Sleep(interval)
+		status = probe(bound + 5*time.Second)
+	}
+	detect := time.Since(probing)
+	t.Logf("a probe failed %v after A began probing (bound %v): %v, after %d probes", detect.Round(time.Millisecond), bound, status, probes)
+	require.NotEqual(t, udat.DTOSuccess, status, "every probe succeeded")
+	assert.Less(t, detect, bound, "detection time")
+
+	ev, _, err = e.conn.WaitContext(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, udat.EventConnectionBroken, ev.Number)
+	for len(e.posted) > 0 {
+		ev, _, err := e.rcv.WaitContext(ctx, 1)
+		require.NoError(t, err, "%d receives not flushed", len(e.posted))
+		require.NoError(t, e.account(ev.DTO))
+	}
+	logCounts(t, "passive side (A)", e.counts)
+	requireAccounted(t, "passive side (A)", e.counts, len(e.posted))
+	assert.Equal(t, sinkRecvs, e.counts["recv flushed"])
 }

@@ -59,6 +59,25 @@ var roles = map[string]role{
 		return runDatPeer(ctx, req.Args.DatPeer, nil, rl, args...)
 	},
 	"stream-sink": runSink,
+	// stream-source connects to a sink on the test's host and streams
+	// until the role ends (or its host dies).
+	"stream-source": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
+		addr, err := netip.ParseAddr(req.Addr)
+		if err != nil {
+			return err
+		}
+		ready()
+		src, err := connectSource(ctx, req.Args.Stream, addr, req.Port)
+		if err != nil {
+			return err
+		}
+		defer src.close()
+		err = src.run(context.Background(), ctx.Done(), 10*time.Second)
+		for k, v := range src.counts {
+			rl.count(k, v)
+		}
+		return err
+	},
 	// hold-request listens and never answers the connection request.
 	"hold-request": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
 		e, err := openEndpoint(stream{}, 4096, 1)

@@ -355,7 +355,9 @@ func connectSource(ctx context.Context, s stream, addr netip.Addr, port uint16) 
 	for i := range streamWindow * streamBlock {
 		e.buf[srcData+i] = streamPattern(0, i)
 	}
-	if err := e.ep.Connect(addr, udat.ConnQual(port), udat.Timeout(20*time.Second/time.Microsecond), nil, udat.QoSBestEffort, udat.ConnectDefault); err != nil {
+	// The private data describe the source's buffer, for a passive side
+	// that reads it (TestPassiveSideProbes).
+	if err := e.ep.Connect(addr, udat.ConnQual(port), udat.Timeout(20*time.Second/time.Microsecond), e.triplet(), udat.QoSBestEffort, udat.ConnectDefault); err != nil {
 		e.close()
 		return nil, err
 	}
