@@ -6,7 +6,7 @@
 // scripts/vmpair.sh: the test binary runs its tests in VM A (192.0.2.1), and
 // the same binary runs in VM B (192.0.2.2) as a peer agent. A test asks the
 // agent to start a named role ("a datpeer-protocol server on port P", "a C
-// datpeer client", "a stream sink"), waits until the role is ready, talks to
+// datpeer client", "a stream sink or source"), waits until the role is ready, talks to
 // it over the link, and then waits for the role's result. Requests, answers
 // and results are files in the directory both VMs share ($UDAPL_PAIR_DIR, in
 // the host's /tmp), so they survive any fault on the link under test.
