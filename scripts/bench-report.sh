@@ -376,7 +376,7 @@ device, in two VMs: the throughput rows in a deterministic VM whose clock counts
 instructions, the latency rows in the usual 2-vCPU VM. Produced by \`make bench\`
 (\`scripts/bench.sh\`); do not edit by hand.
 
-- Date: $(date -u -r "$results" +"%Y-%m-%d %H:%M UTC")
+- Date: $(date -u -r "$(ls -t "$out"/det/results.tsv "$out"/smp/results.tsv 2>/dev/null | head -n1)" +"%Y-%m-%d %H:%M UTC") (the last measurement)
 - Commit: $(sed -n 's/^commit=//p' "$out/host.txt" 2>/dev/null | grep . || echo unknown)
 - Deterministic VM: qemu TCG \`-icount shift=0,align=off,sleep=off\`, $(env_of cpus det) vCPU, kernel $(env_of kernel) (a rate
   there is per instruction, not per second of anything real); $reps repetitions; VM time $(env_of seconds det) s.
