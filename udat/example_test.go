@@ -3,9 +3,11 @@
 package udat_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/udapl-go/udapl/udat"
 )
@@ -253,4 +255,41 @@ func ExampleEP_PostRequests() {
 	// DAT_DTO_SEND 2 DAT_DTO_SUCCESS
 	// received "sent" (cookie 10), written "written"
 	// requests posted: 1 udat: dat_ep_post_rdma_write: DAT_LENGTH_ERROR
+}
+
+// One goroutine waits on two EVDs through a CNO. The CNO is a single
+// trigger: a wake-up names one EVD that has events, and the waiter then
+// takes the events of every EVD it watches.
+func ExampleCNO_WaitContext() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	client, server, cEVD, sEVD, cMem, sMem := connected(ia, 4797)
+	cno, _ := ia.CreateCNO(nil)
+	cEVD.ModifyCNO(cno)
+	sEVD.ModifyCNO(cno)
+
+	server.PostRecv([]udat.LMRTriplet{sMem.Triplet(0, 64)}, 1, udat.CompletionDefault)
+	n := copy(cMem.Bytes(), "ping")
+	client.PostSend([]udat.LMRTriplet{cMem.Triplet(0, n)}, 2, udat.CompletionDefault)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	names := map[*udat.EVD]string{cEVD: "client", sEVD: "server"}
+	for got := 0; got < 2; {
+		if _, err := cno.WaitContext(ctx); err != nil {
+			log.Fatal(err)
+		}
+		for _, evd := range []*udat.EVD{cEVD, sEVD} {
+			for ev, err := evd.Dequeue(); err == nil; ev, err = evd.Dequeue() {
+				fmt.Println(names[evd], ev.DTO.Op, ev.DTO.Cookie, ev.DTO.Status)
+				got++
+			}
+		}
+	}
+	// Unordered output:
+	// client DAT_DTO_SEND 2 DAT_DTO_SUCCESS
+	// server DAT_DTO_RECEIVE 1 DAT_DTO_SUCCESS
 }
