@@ -71,9 +71,14 @@ func (ia *IA) cmOwner(id *cverbs.CMID) any {
 }
 
 // listenCM makes an rdma_cm id that listens on connQual for owner, a PSP or
-// an RSP.
-func (ia *IA) listenCM(op string, connQual ConnQual, owner any) (*cverbs.CMID, error) {
-	id, err := ia.ech.CreateID()
+// an RSP; with ud, in the RDMA_PS_UDP port space, where the connection
+// requests of UD EPs arrive.
+func (ia *IA) listenCM(op string, connQual ConnQual, owner any, ud bool) (*cverbs.CMID, error) {
+	create := ia.ech.CreateID
+	if ud {
+		create = ia.ech.CreateUDID
+	}
+	id, err := create()
 	if err != nil {
 		return nil, verbsErr(op, err, InsufficientResources)
 	}

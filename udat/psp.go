@@ -75,12 +75,12 @@ func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*P
 		return nil, newError(op, InvalidAddress|InvalidAddressUnsupported)
 	}
 	p := &PSP{object: liveObject(), ia: ia, connQual: connQual, evd: evd, flags: flags}
-	id, err := ia.listenCM(op, connQual, p)
+	id, err := ia.listenCM(op, connQual, p, false)
 	if err != nil {
 		return nil, err
 	}
 	p.id = id
-	udID, err := ia.listenUD(op, connQual, p)
+	udID, err := ia.listenCM(op, connQual, p, true)
 	if err != nil {
 		ia.unregisterCM(id)
 		id.Close()

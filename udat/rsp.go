@@ -45,7 +45,7 @@ func (ia *IA) CreateRSP(connQual ConnQual, ep *EP, evd *EVD) (*RSP, error) {
 		return nil, newError(op, InvalidState|stateSubtype(s))
 	}
 	r := &RSP{object: liveObject(), ia: ia, connQual: connQual, evd: evd, ep: ep}
-	id, err := ia.listenCM(op, connQual, r)
+	id, err := ia.listenCM(op, connQual, r, false)
 	if err != nil {
 		return nil, err
 	}

@@ -140,26 +140,6 @@ func (cm *UDCM) cmEvent(ev cverbs.CMEvent) {
 	}
 }
 
-// listenUD makes the PSP's listener in the RDMA_PS_UDP port space, which
-// takes the connection requests of UD EPs.
-func (ia *IA) listenUD(op string, connQual ConnQual, p *PSP) (*cverbs.CMID, error) {
-	id, err := ia.ech.CreateUDID()
-	if err != nil {
-		return nil, verbsErr(op, err, InsufficientResources)
-	}
-	ia.registerCM(id, p)
-	err = id.BindAddr(netip.AddrPortFrom(ia.addr, ConnQualPort(connQual)))
-	if err == nil {
-		err = id.Listen(listenBacklog)
-	}
-	if err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, verbsErr(op, err, ConnQualInUse)
-	}
-	return id, nil
-}
-
 // udRequest turns a UD connection request into a CR and an
 // EventIBUDConnectionRequest. A request without the header of a Go UD EP is
 // rejected. Caller holds p.mu.
