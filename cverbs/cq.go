@@ -21,7 +21,8 @@ type cgoCompChannel struct {
 	mu     sync.RWMutex // shared by Wait and NewCQ, exclusive in Close
 	ch     *C.struct_ibv_comp_channel
 	ctx    *Context
-	w      *fdWaiter
+	w      *fdWaiter     // Wait: the netpoller
+	tw     *threadWaiter // WaitBlocking: the calling thread
 	closed atomic.Bool
 }
 
@@ -43,7 +44,13 @@ func (c *Context) NewCompChannel() (*CompChannel, error) {
 		C.ibv_destroy_comp_channel(ch)
 		return nil, err
 	}
-	return &CompChannel{cgoCompChannel{ch: ch, ctx: c, w: w}}, nil
+	tw, err := newThreadWaiter(op)
+	if err != nil {
+		w.close()
+		C.ibv_destroy_comp_channel(ch)
+		return nil, err
+	}
+	return &CompChannel{cgoCompChannel{ch: ch, ctx: c, w: w, tw: tw}}, nil
 }
 
 // Close destroys the channel, waking any Wait with ErrClosed. It fails with
@@ -64,6 +71,7 @@ func (ch *CompChannel) Close() error {
 		// Close the dup first: it wakes waiters, which release ch.mu, and
 		// must not outlive the channel's own descriptor.
 		ch.w.close()
+		ch.tw.close()
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
@@ -74,13 +82,28 @@ func (ch *CompChannel) Close() error {
 		return opErr("ibv_destroy_comp_channel", int(rc))
 	}
 	ch.ch = nil
+	ch.tw.free()
 	return nil
 }
 
 // Wait waits through the netpoller for a completion event, acknowledges it
 // and returns its CQ. Call CQ.ReqNotify again to get the next event. It
-// returns ctx.Err() when ctx ends first.
+// returns ctx.Err() when ctx ends first. A waiting goroutine holds no
+// thread.
 func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
+	return ch.wait(ctx, false)
+}
+
+// WaitBlocking is Wait for a waiter to which the wake-up's latency matters:
+// it blocks the calling goroutine's thread in the kernel, as a C program's
+// ibv_get_cq_event does, so that an event wakes that thread directly
+// instead of going through the netpoller and the scheduler. Each waiting
+// call holds a thread.
+func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
+	return ch.wait(ctx, true)
+}
+
+func (ch *CompChannel) wait(ctx context.Context, blocking bool) (*CQ, error) {
 	const op = "ibv_get_cq_event"
 	if ch == nil {
 		return nil, closedErr(op)
@@ -92,7 +115,7 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 	}
 	var cq *CQ
 	var evErr error
-	err := ch.w.wait(ctx, op, func() bool {
+	try := func() bool {
 		var ccq *C.struct_ibv_cq
 		var id C.uintptr_t
 		rc := C.cverbs_get_ack_cq_event(ch.ch, &ccq, &id)
@@ -109,7 +132,14 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 			cq, evErr = nil, opErr(op, int(syscall.ENOENT))
 		}
 		return true
-	})
+	}
+	var err error
+	if blocking {
+		// ch.mu keeps the channel's descriptor open until the wait ends.
+		err = ch.tw.wait(ctx, op, ch.ch.fd, try)
+	} else {
+		err = ch.w.wait(ctx, op, try)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,9 @@ func (ch *CompChannel) Close() error { return nil }
 func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 	return nil, unsupported("ibv_get_cq_event")
 }
+func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
+	return nil, unsupported("ibv_get_cq_event")
+}
 func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	return nil, unsupported("ibv_create_cq")
 }

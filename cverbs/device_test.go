@@ -374,7 +374,19 @@ func TestSRQLimitEvent(t *testing.T) {
 	require.Zero(t, qa.Limit)
 }
 
+// compWaits are the two ways to wait on a completion channel.
+var compWaits = map[string]func(*CompChannel, context.Context) (*CQ, error){
+	"netpoller": (*CompChannel).Wait,
+	"thread":    (*CompChannel).WaitBlocking,
+}
+
 func TestCompChannelWait(t *testing.T) {
+	for name, wait := range compWaits {
+		t.Run(name, func(t *testing.T) { testCompChannelWait(t, wait) })
+	}
+}
+
+func testCompChannelWait(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
 	r := newRig(t)
 	ch, err := r.ctx.NewCompChannel()
 	require.NoError(t, err)
@@ -392,7 +404,7 @@ func TestCompChannelWait(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 			defer cancel()
 			close(started)
-			cq, err := ch.Wait(ctx)
+			cq, err := wait(ch, ctx)
 			if err != nil {
 				return err
 			}
@@ -455,6 +467,12 @@ func TestPollArm(t *testing.T) {
 }
 
 func TestCompChannelDeadline(t *testing.T) {
+	for name, wait := range compWaits {
+		t.Run(name, func(t *testing.T) { testCompChannelDeadline(t, wait) })
+	}
+}
+
+func testCompChannelDeadline(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
 	r := newRig(t)
 	ch, err := r.ctx.NewCompChannel()
 	require.NoError(t, err)
@@ -467,14 +485,14 @@ func TestCompChannelDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = ch.Wait(ctx)
+	_, err = wait(ch, ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 3*time.Second)
 
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
-	_, err = ch.Wait(ctx)
+	_, err = wait(ch, ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), 3*time.Second)
 
@@ -482,7 +500,7 @@ func TestCompChannelDeadline(t *testing.T) {
 	require.NoError(t, cq.Close())
 	var g errgroup.Group
 	g.Go(func() error {
-		_, err := ch.Wait(context.Background())
+		_, err := wait(ch, context.Background())
 		return err
 	})
 	time.Sleep(50 * time.Millisecond)

@@ -427,7 +427,7 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool)
 		}
 		e.mu.Unlock()
 		if ch != nil {
-			ch.Wait(wctx)
+			ch.WaitBlocking(wctx)
 		} else {
 			<-wctx.Done()
 		}

@@ -236,9 +236,9 @@ func TestIACloseAbruptAbortsWaiters(t *testing.T) {
 	requireType(t, err, InvalidHandle)
 }
 
-// A wait that blocks crosses into C four times: poll-arm-poll, the read of
-// the channel that finds nothing, the read that gets the event (acked in the
-// same call), and the poll that takes the completion. It was seven.
+// A wait that blocks crosses into C four times: poll-arm-poll, the wait in
+// the kernel, the read that gets the event (acked in the same call), and
+// the poll that takes the completion. It was seven.
 func TestBlockingWaitCgoCalls(t *testing.T) {
 	p := newPair(t, pairOpts{splitEVDs: true})
 	c, s := p.client, p.server
