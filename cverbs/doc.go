@@ -13,7 +13,9 @@
 //
 // Waiting for completions or connection events goes through Go's netpoller:
 // the channel file descriptors are non-blocking, so a waiting goroutine does
-// not hold an OS thread, and every wait takes a context.Context.
+// not hold an OS thread, and every wait takes a context.Context. A waiter
+// to which a wake-up's latency matters uses CompChannel.WaitBlocking
+// instead, which blocks its thread in the kernel as a C program does.
 //
 // The verbs need Linux and cgo (the files built with linux && cgo). The
 // types, constants and String methods are in the untagged *_types.go

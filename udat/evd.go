@@ -340,7 +340,9 @@ func (e *EVD) Dequeue() (ev Event, err error) {
 // for them (dat_evd_wait). It also returns the number of events left in the
 // queue (nmore). Only one goroutine may wait on an EVD at a time; another
 // gets DAT_INVALID_STATE. A timeout gives DAT_TIMEOUT_EXPIRED; closing the IA
-// abruptly gives DAT_ABORT.
+// abruptly gives DAT_ABORT. A wait that has to block holds its goroutine's
+// OS thread in the kernel, as a C thread in dat_evd_wait does: a completion
+// then wakes it directly, not through the netpoller and the scheduler.
 func (e *EVD) Wait(timeout Timeout, threshold int) (Event, int, error) {
 	const op = "dat_evd_wait"
 	if err := e.check(op); err != nil {
