@@ -65,13 +65,8 @@ func (w *fdWaiter) wait(ctx context.Context, op string, try func() bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
+	if err := takeTurn(ctx, w.turn); err != nil {
 		return err
-	}
-	select {
-	case w.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	defer func() { <-w.turn }()
 
@@ -79,27 +74,48 @@ func (w *fdWaiter) wait(ctx context.Context, op string, try func() bool) error {
 	if err := w.f.SetReadDeadline(dl); err != nil {
 		return w.mapErr(ctx, op, err)
 	}
-	var stop func() bool
-	var fired chan struct{}
-	if ctx.Done() != nil {
-		// Cancellation without a deadline: move the deadline into the past
-		// from an AfterFunc, which needs no goroutine until ctx is done.
-		fired = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			w.f.SetReadDeadline(longAgo)
-			close(fired)
-		})
-	}
+	// Cancellation without a deadline moves the deadline into the past.
+	release := whenDone(ctx, func() { w.f.SetReadDeadline(longAgo) })
 	err := w.rc.Read(func(uintptr) bool { return try() })
-	if stop != nil && !stop() {
-		// The AfterFunc ran or is running; let it finish before the next
-		// waiter sets its own deadline.
-		<-fired
-	}
+	release()
 	if err != nil {
 		return w.mapErr(ctx, op, err)
 	}
 	return nil
+}
+
+// takeTurn waits until the caller has turn, a waiter's exclusive use of
+// what its wait changes (a deadline, an eventfd), or until ctx ends. The
+// caller gives the turn back with <-turn.
+func takeTurn(ctx context.Context, turn chan struct{}) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// whenDone has wake called once ctx ends (from an AfterFunc, which needs no
+// goroutine until then). release stops that and, if wake ran or is running,
+// waits for it to finish, so that it cannot reach the next waiter.
+func whenDone(ctx context.Context, wake func()) (release func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		wake()
+		close(fired)
+	})
+	return func() {
+		if !stop() {
+			<-fired
+		}
+	}
 }
 
 func (w *fdWaiter) mapErr(ctx context.Context, op string, err error) error {

@@ -96,27 +96,11 @@ func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, try func()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
+	if err := takeTurn(ctx, w.turn); err != nil {
 		return err
 	}
-	select {
-	case w.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 	defer func() { <-w.turn }()
-	if ctx.Done() != nil {
-		fired := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			w.kick()
-			close(fired)
-		})
-		defer func() {
-			if !stop() {
-				<-fired // its kick must not reach the next waiter
-			}
-		}()
-	}
+	defer whenDone(ctx, w.kick)()
 	// ppoll reports a descriptor that is readable already (unlike the
 	// netpoller, which reports changes), so the wait comes first and try
 	// runs once the descriptor is readable, or after a wake-up.
