@@ -107,8 +107,7 @@ func udSendRecv(t testing.TB, from, to side, ah *IBAddrHandle, msg string, cooki
 
 func TestUDConnectAndExchange(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, []byte("ud hello"), []byte("ud welcome"))
@@ -126,8 +125,7 @@ func TestUDConnectAndExchange(t *testing.T) {
 
 func TestUDSeveralPeers(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	server := newUDSide(t, ia, pz)
 	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
@@ -145,8 +143,7 @@ func TestUDSeveralPeers(t *testing.T) {
 
 func TestUDManyInFlight(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -181,8 +178,7 @@ func TestUDManyInFlight(t *testing.T) {
 
 func TestUDPostChecks(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -216,8 +212,7 @@ func TestUDPostChecks(t *testing.T) {
 
 func TestUDFreeAHAndCM(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -255,8 +250,7 @@ func TestUDFreeAHAndCM(t *testing.T) {
 
 func TestUDFlushOnFree(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -278,8 +272,7 @@ func TestUDFlushOnFree(t *testing.T) {
 
 func TestUDReject(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client := newUDSide(t, ia, pz)
 	_, crEVD, qual := udListen(t, ia)
 	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, []byte("may I"), QoSBestEffort, ConnectDefault))
@@ -299,8 +292,7 @@ func TestUDReject(t *testing.T) {
 
 func TestUDZeroAllocs(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -334,8 +326,7 @@ func TestUDZeroAllocs(t *testing.T) {
 
 func TestUDDisconnectFlushReset(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
@@ -374,8 +365,7 @@ func TestUDDisconnectFlushReset(t *testing.T) {
 
 func TestUDConnectErrors(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client := newUDSide(t, ia, pz)
 
 	// Nobody listens: the request times out.
@@ -420,8 +410,7 @@ func TestUDConnectErrors(t *testing.T) {
 // Closing the IA frees UD EPs with their address handles and connections.
 func TestUDIAClose(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
+	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
 	psp, crEVD, qual := udListen(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
