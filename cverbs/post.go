@@ -44,12 +44,14 @@ var sendOpcodes = [...]C.enum_ibv_wr_opcode{
 
 // sendQueue holds the C arrays a QP's send queue posts from. They are sized
 // once (depth WRs, maxSGE SGEs per WR) and reused by every post: the provider
-// copies WRs into its own queue inside ibv_post_send.
+// copies WRs into its own queue inside ibv_post_send. Go writes descriptors
+// and SGEs through slices over that C memory (SendBatch); the C side builds
+// and links the WRs.
 type sendQueue struct {
 	mu     sync.Mutex
 	wrs    *C.struct_ibv_send_wr
-	ext    *C.struct_cverbs_send_ext
-	sges   *C.struct_ibv_sge
+	descs  []C.struct_cverbs_send_desc
+	sges   []SGE
 	depth  int
 	maxSGE int
 }
@@ -59,16 +61,30 @@ type sendQueue struct {
 // without (see the note in cverbs.h).
 func cuptr(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
-func callocN(n int, size C.size_t) unsafe.Pointer {
-	return C.calloc(C.size_t(max(n, 1)), size)
+// callocSlice allocates n zeroed elements of type T in C memory, as a slice
+// (nil if the allocation failed).
+func callocSlice[T any](n int) []T {
+	var t T
+	p := C.calloc(C.size_t(max(n, 1)), C.size_t(unsafe.Sizeof(t)))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), max(n, 1))[:n]
+}
+
+// cfree frees the C memory behind a slice of callocSlice.
+func cfree[T any](s []T) {
+	if cap(s) > 0 {
+		C.free(unsafe.Pointer(unsafe.SliceData(s)))
+	}
 }
 
 func (q *sendQueue) alloc(depth, maxSGE int) bool {
-	q.wrs = (*C.struct_ibv_send_wr)(callocN(depth, C.sizeof_struct_ibv_send_wr))
-	q.ext = (*C.struct_cverbs_send_ext)(callocN(depth, C.sizeof_struct_cverbs_send_ext))
-	q.sges = (*C.struct_ibv_sge)(callocN(depth*maxSGE, C.sizeof_struct_ibv_sge))
+	q.wrs = (*C.struct_ibv_send_wr)(C.calloc(C.size_t(max(depth, 1)), C.sizeof_struct_ibv_send_wr))
+	q.descs = callocSlice[C.struct_cverbs_send_desc](depth)
+	q.sges = callocSlice[SGE](depth * maxSGE)
 	q.depth, q.maxSGE = depth, maxSGE
-	if q.wrs == nil || q.ext == nil || q.sges == nil {
+	if q.wrs == nil || q.descs == nil || q.sges == nil {
 		q.free()
 		return false
 	}
@@ -77,70 +93,114 @@ func (q *sendQueue) alloc(depth, maxSGE int) bool {
 
 func (q *sendQueue) free() {
 	C.free(unsafe.Pointer(q.wrs))
-	C.free(unsafe.Pointer(q.ext))
-	C.free(unsafe.Pointer(q.sges))
-	q.wrs, q.ext, q.sges = nil, nil, nil
+	cfree(q.descs)
+	cfree(q.sges)
+	q.wrs, q.descs, q.sges = nil, nil, nil
 	q.depth, q.maxSGE = 0, 0
 }
 
-// fill copies wrs into the C arrays and links them. It checks every WR
-// before returning, so on error nothing has been posted.
-func (q *sendQueue) fill(op string, wrs []SendWR) error {
-	if len(wrs) > q.depth {
-		return opErr(op, int(syscall.ENOMEM))
+// BeginSend takes the QP's send queue for a batch of at most Cap work
+// requests.
+func (qp *QP) BeginSend() (SendBatch, error) {
+	const op = "ibv_post_send"
+	if qp == nil {
+		return SendBatch{}, closedErr(op)
 	}
-	cw := unsafe.Slice(q.wrs, q.depth)
-	ce := unsafe.Slice(q.ext, q.depth)
-	cs := unsafe.Slice((*SGE)(unsafe.Pointer(q.sges)), q.depth*q.maxSGE)
-	for i := range wrs {
-		w := &wrs[i]
-		if len(w.SGL) > q.maxSGE || int(w.Op) >= len(sendOpcodes) {
-			return opErr(op, int(syscall.EINVAL))
+	qp.sq.mu.Lock()
+	if qp.qp == nil {
+		qp.sq.mu.Unlock()
+		return SendBatch{}, closedErr(op)
+	}
+	return SendBatch{qp}, nil
+}
+
+// Cap returns how many work requests the batch holds: the send queue depth.
+func (b SendBatch) Cap() int { return b.qp.sq.depth }
+
+// SGL returns the room for the segments of work request i, MaxSendSGE long,
+// in C memory: segments written there are posted without a copy.
+func (b SendBatch) SGL(i int) []SGE {
+	q := &b.qp.sq
+	return q.sges[i*q.maxSGE : (i+1)*q.maxSGE]
+}
+
+// Set makes wr work request i of the batch. wr.SGL may lie in SGL(i);
+// anywhere else it is copied there. An index beyond Cap, more segments
+// than MaxSendSGE or an unknown operation gives EINVAL.
+func (b SendBatch) Set(i int, wr *SendWR) error {
+	const op = "ibv_post_send"
+	q := &b.qp.sq
+	n := len(wr.SGL)
+	if uint(i) >= uint(len(q.descs)) || n > q.maxSGE || int(wr.Op) >= len(sendOpcodes) {
+		return opErr(op, int(syscall.EINVAL))
+	}
+	if n > 0 {
+		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &wr.SGL[0] {
+			copy(room, wr.SGL)
 		}
-		c := &cw[i]
-		c.wr_id = C.uint64_t(w.ID)
-		c.next = nil
-		c.sg_list = nil
-		if n := len(w.SGL); n > 0 {
-			base := i * q.maxSGE
-			copy(cs[base:base+n], w.SGL)
-			c.sg_list = (*C.struct_ibv_sge)(unsafe.Pointer(&cs[base]))
-		}
-		c.num_sge = C.int(len(w.SGL))
-		c.opcode = sendOpcodes[w.Op]
-		c.send_flags = C.uint(w.Flags)
-		if i > 0 {
-			cw[i-1].next = c
-		}
-		e := &ce[i]
-		e.remote_addr = C.uint64_t(w.RemoteAddr)
-		e.rkey = C.uint32_t(w.RKey)
-		e.imm = C.uint32_t(w.Imm)
-		e.compare_add = C.uint64_t(w.CompareAdd)
-		e.swap = C.uint64_t(w.Swap)
-		e.ah = C.uintptr_t(w.AH.cptr())
-		e.remote_qpn = C.uint32_t(w.RemoteQPN)
-		e.remote_qkey = C.uint32_t(w.RemoteQKey)
-		if w.AH != nil && e.ah == 0 {
+	}
+	var ah C.uintptr_t
+	if wr.AH != nil {
+		if ah = C.uintptr_t(wr.AH.cptr()); ah == 0 {
 			return closedErr(op) // a UD send to a destroyed AH
 		}
+	}
+	q.descs[i] = C.struct_cverbs_send_desc{
+		wr_id:       C.uint64_t(wr.ID),
+		remote_addr: C.uint64_t(wr.RemoteAddr),
+		compare_add: C.uint64_t(wr.CompareAdd),
+		swap:        C.uint64_t(wr.Swap),
+		ah:          ah,
+		rkey:        C.uint32_t(wr.RKey),
+		imm:         C.uint32_t(wr.Imm),
+		remote_qpn:  C.uint32_t(wr.RemoteQPN),
+		remote_qkey: C.uint32_t(wr.RemoteQKey),
+		opcode:      C.uint32_t(sendOpcodes[wr.Op]),
+		send_flags:  C.uint32_t(wr.Flags),
+		num_sge:     C.int32_t(n),
 	}
 	return nil
 }
 
+// Post posts work requests 0 to n-1 with one ibv_post_send and gives the
+// send queue back. It returns how many were posted; when ibv_post_send
+// fails, that is the index of the bad WR and err wraps the errno.
+func (b SendBatch) Post(n int) (int, error) {
+	const op = "ibv_post_send"
+	qp, q := b.qp, &b.qp.sq
+	if n <= 0 || n > q.depth {
+		q.mu.Unlock()
+		if n > q.depth {
+			return 0, opErr(op, int(syscall.ENOMEM))
+		}
+		return 0, nil
+	}
+	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)),
+		cuptr(unsafe.Pointer(unsafe.SliceData(q.descs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), C.int(n))
+	q.mu.Unlock()
+	if res.rc != 0 {
+		return int(res.bad), opErr(op, int(res.rc))
+	}
+	return n, nil
+}
+
+// Cancel gives the send queue back without posting.
+func (b SendBatch) Cancel() { b.qp.sq.mu.Unlock() }
+
 // recvQueue is the receive-side counterpart of sendQueue, used by QPs
-// without an SRQ and by SRQs.
+// without an SRQ and by SRQs. Go writes each WR's wr_id and num_sge in
+// place; the C side links the WRs and points them at their SGEs.
 type recvQueue struct {
 	mu     sync.Mutex
-	wrs    *C.struct_ibv_recv_wr
-	sges   *C.struct_ibv_sge
+	wrs    []C.struct_ibv_recv_wr
+	sges   []SGE
 	depth  int
 	maxSGE int
 }
 
 func (q *recvQueue) alloc(depth, maxSGE int) bool {
-	q.wrs = (*C.struct_ibv_recv_wr)(callocN(depth, C.sizeof_struct_ibv_recv_wr))
-	q.sges = (*C.struct_ibv_sge)(callocN(depth*maxSGE, C.sizeof_struct_ibv_sge))
+	q.wrs = callocSlice[C.struct_ibv_recv_wr](depth)
+	q.sges = callocSlice[SGE](depth * maxSGE)
 	q.depth, q.maxSGE = depth, maxSGE
 	if q.wrs == nil || q.sges == nil {
 		q.free()
@@ -150,130 +210,168 @@ func (q *recvQueue) alloc(depth, maxSGE int) bool {
 }
 
 func (q *recvQueue) free() {
-	C.free(unsafe.Pointer(q.wrs))
-	C.free(unsafe.Pointer(q.sges))
+	cfree(q.wrs)
+	cfree(q.sges)
 	q.wrs, q.sges = nil, nil
 	q.depth, q.maxSGE = 0, 0
 }
 
-func (q *recvQueue) fill(op string, wrs []RecvWR) error {
-	if len(wrs) > q.depth {
-		return opErr(op, int(syscall.ENOMEM))
+// BeginRecv takes the QP's receive queue for a batch. A QP attached to an
+// SRQ has no receive queue of its own: post to the SRQ instead (EINVAL).
+func (qp *QP) BeginRecv() (RecvBatch, error) {
+	const op = "ibv_post_recv"
+	if qp == nil {
+		return RecvBatch{}, closedErr(op)
 	}
-	cw := unsafe.Slice(q.wrs, q.depth)
-	cs := unsafe.Slice((*SGE)(unsafe.Pointer(q.sges)), q.depth*q.maxSGE)
-	for i := range wrs {
-		w := &wrs[i]
-		if len(w.SGL) > q.maxSGE {
-			return opErr(op, int(syscall.EINVAL))
-		}
-		c := &cw[i]
-		c.wr_id = C.uint64_t(w.ID)
-		c.next = nil
-		c.sg_list = nil
-		if n := len(w.SGL); n > 0 {
-			base := i * q.maxSGE
-			copy(cs[base:base+n], w.SGL)
-			c.sg_list = (*C.struct_ibv_sge)(unsafe.Pointer(&cs[base]))
-		}
-		c.num_sge = C.int(len(w.SGL))
-		if i > 0 {
-			cw[i-1].next = c
+	qp.rq.mu.Lock()
+	if qp.qp == nil {
+		qp.rq.mu.Unlock()
+		return RecvBatch{}, closedErr(op)
+	}
+	if qp.srq != nil {
+		qp.rq.mu.Unlock()
+		return RecvBatch{}, opErr(op, int(syscall.EINVAL))
+	}
+	return RecvBatch{qp: qp}, nil
+}
+
+// BeginRecv takes the SRQ's queue for a batch.
+func (srq *SRQ) BeginRecv() (RecvBatch, error) {
+	const op = "ibv_post_srq_recv"
+	if srq == nil {
+		return RecvBatch{}, closedErr(op)
+	}
+	srq.rq.mu.Lock()
+	if srq.srq == nil {
+		srq.rq.mu.Unlock()
+		return RecvBatch{}, closedErr(op)
+	}
+	return RecvBatch{srq: srq}, nil
+}
+
+// queue is the C arrays the batch is built in.
+func (b RecvBatch) queue() *recvQueue {
+	if b.srq != nil {
+		return &b.srq.rq
+	}
+	return &b.qp.rq
+}
+
+// Cap returns how many work requests the batch holds.
+func (b RecvBatch) Cap() int { return b.queue().depth }
+
+// SGL returns the room for the segments of work request i, in C memory.
+func (b RecvBatch) SGL(i int) []SGE {
+	q := b.queue()
+	return q.sges[i*q.maxSGE : (i+1)*q.maxSGE]
+}
+
+// Set makes wr work request i of the batch, like SendBatch.Set.
+func (b RecvBatch) Set(i int, wr *RecvWR) error {
+	q := b.queue()
+	n := len(wr.SGL)
+	if uint(i) >= uint(len(q.wrs)) || n > q.maxSGE {
+		return opErr(b.op(), int(syscall.EINVAL))
+	}
+	if n > 0 {
+		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &wr.SGL[0] {
+			copy(room, wr.SGL)
 		}
 	}
+	w := &q.wrs[i]
+	w.wr_id = C.uint64_t(wr.ID)
+	w.num_sge = C.int(n)
 	return nil
 }
 
-// PostSend posts wrs to the send queue and returns how many were posted.
-// The WRs are copied into C arrays owned by the QP and posted with one cgo
-// call; it does not allocate. More WRs than the send queue depth gives
-// ENOMEM and more SGEs than MaxSendSGE gives EINVAL, both before anything is
-// posted. When ibv_post_send fails, n is the index of the bad WR and err
-// wraps the errno it returned. Safe for concurrent use.
-func (qp *QP) PostSend(wrs []SendWR) (n int, err error) {
-	const op = "ibv_post_send"
-	if qp == nil {
-		return 0, closedErr(op)
+func (b RecvBatch) op() string {
+	if b.srq != nil {
+		return "ibv_post_srq_recv"
 	}
-	q := &qp.sq
-	q.mu.Lock()
-	if qp.qp == nil {
+	return "ibv_post_recv"
+}
+
+// Post posts work requests 0 to n-1 with one call and gives the queue back,
+// like SendBatch.Post.
+func (b RecvBatch) Post(n int) (int, error) {
+	q := b.queue()
+	if n <= 0 || n > q.depth {
 		q.mu.Unlock()
-		return 0, closedErr(op)
-	}
-	if len(wrs) == 0 {
-		q.mu.Unlock()
+		if n > q.depth {
+			return 0, opErr(b.op(), int(syscall.ENOMEM))
+		}
 		return 0, nil
 	}
-	if err := q.fill(op, wrs); err != nil {
-		q.mu.Unlock()
-		return 0, err
+	wrs, sges := cuptr(unsafe.Pointer(unsafe.SliceData(q.wrs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges)))
+	var res C.struct_cverbs_post_result
+	if b.srq != nil {
+		res = C.cverbs_post_srq_recv(cuptr(unsafe.Pointer(b.srq.srq)), wrs, sges, C.int(q.maxSGE), C.int(n))
+	} else {
+		res = C.cverbs_post_recv(cuptr(unsafe.Pointer(b.qp.qp)), wrs, sges, C.int(q.maxSGE), C.int(n))
 	}
-	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)), cuptr(unsafe.Pointer(q.ext)), C.int(len(wrs)))
 	q.mu.Unlock()
 	if res.rc != 0 {
-		return int(res.bad), opErr(op, int(res.rc))
+		return int(res.bad), opErr(b.op(), int(res.rc))
 	}
-	return len(wrs), nil
+	return n, nil
+}
+
+// Cancel gives the queue back without posting.
+func (b RecvBatch) Cancel() { b.queue().mu.Unlock() }
+
+// PostSend posts wrs to the send queue and returns how many were posted:
+// BeginSend, Set for each and Post. It does not allocate. More WRs than the
+// send queue depth gives ENOMEM and more SGEs than MaxSendSGE gives EINVAL,
+// both before anything is posted. When ibv_post_send fails, n is the index
+// of the bad WR and err wraps the errno it returned. Safe for concurrent use.
+func (qp *QP) PostSend(wrs []SendWR) (n int, err error) {
+	b, err := qp.BeginSend()
+	if err != nil {
+		return 0, err
+	}
+	if len(wrs) > b.Cap() {
+		b.Cancel()
+		return 0, opErr("ibv_post_send", int(syscall.ENOMEM))
+	}
+	for i := range wrs {
+		if err := b.Set(i, &wrs[i]); err != nil {
+			b.Cancel()
+			return 0, err
+		}
+	}
+	return b.Post(len(wrs))
 }
 
 // PostRecv posts wrs to the QP's receive queue, like PostSend. A QP attached
 // to an SRQ has no receive queue of its own: post to the SRQ instead.
 func (qp *QP) PostRecv(wrs []RecvWR) (n int, err error) {
-	const op = "ibv_post_recv"
-	if qp == nil {
-		return 0, closedErr(op)
-	}
-	q := &qp.rq
-	q.mu.Lock()
-	if qp.qp == nil {
-		q.mu.Unlock()
-		return 0, closedErr(op)
-	}
-	if qp.srq != nil {
-		q.mu.Unlock()
-		return 0, opErr(op, int(syscall.EINVAL))
-	}
-	if len(wrs) == 0 {
-		q.mu.Unlock()
-		return 0, nil
-	}
-	if err := q.fill(op, wrs); err != nil {
-		q.mu.Unlock()
+	b, err := qp.BeginRecv()
+	if err != nil {
 		return 0, err
 	}
-	res := C.cverbs_post_recv(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)), C.int(len(wrs)))
-	q.mu.Unlock()
-	if res.rc != 0 {
-		return int(res.bad), opErr(op, int(res.rc))
-	}
-	return len(wrs), nil
+	return b.postAll(wrs)
 }
 
 // PostRecv posts wrs to the SRQ, like QP.PostSend.
 func (srq *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
-	const op = "ibv_post_srq_recv"
-	if srq == nil {
-		return 0, closedErr(op)
-	}
-	q := &srq.rq
-	q.mu.Lock()
-	if srq.srq == nil {
-		q.mu.Unlock()
-		return 0, closedErr(op)
-	}
-	if len(wrs) == 0 {
-		q.mu.Unlock()
-		return 0, nil
-	}
-	if err := q.fill(op, wrs); err != nil {
-		q.mu.Unlock()
+	b, err := srq.BeginRecv()
+	if err != nil {
 		return 0, err
 	}
-	res := C.cverbs_post_srq_recv(cuptr(unsafe.Pointer(srq.srq)), cuptr(unsafe.Pointer(q.wrs)), C.int(len(wrs)))
-	q.mu.Unlock()
-	if res.rc != 0 {
-		return int(res.bad), opErr(op, int(res.rc))
+	return b.postAll(wrs)
+}
+
+// postAll sets wrs as the batch and posts them.
+func (b RecvBatch) postAll(wrs []RecvWR) (int, error) {
+	if len(wrs) > b.Cap() {
+		b.Cancel()
+		return 0, opErr(b.op(), int(syscall.ENOMEM))
 	}
-	return len(wrs), nil
+	for i := range wrs {
+		if err := b.Set(i, &wrs[i]); err != nil {
+			b.Cancel()
+			return 0, err
+		}
+	}
+	return b.Post(len(wrs))
 }

@@ -76,3 +76,18 @@ type RecvWR struct {
 	ID  uint64
 	SGL []SGE
 }
+
+// SendBatch builds send work requests in place, in the C memory a QP posts
+// from, and posts them with one call: QP.PostSend without building the WRs
+// twice. QP.BeginSend returns one that holds the QP's send queue until Post
+// or Cancel, exactly one of which must follow.
+type SendBatch struct {
+	qp *QP
+}
+
+// RecvBatch is SendBatch for receives, to a QP's receive queue
+// (QP.BeginRecv) or to an SRQ (SRQ.BeginRecv).
+type RecvBatch struct {
+	qp  *QP
+	srq *SRQ
+}

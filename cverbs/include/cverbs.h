@@ -25,19 +25,26 @@
 #include <rdma/rdma_cma.h>
 
 /*
- * Per-WR fields that live in unions of struct ibv_send_wr. Go writes them into
- * a parallel array; cverbs_post_send copies them into the WRs before posting.
+ * A send work request as Go writes it, in place, into C memory: the scalar
+ * fields of struct ibv_send_wr, including those of its unions.
+ * cverbs_post_send expands the descriptors into the WRs, which keeps Go's
+ * side to a few plain stores per WR.
  */
-struct cverbs_send_ext {
+struct cverbs_send_desc {
+	uint64_t wr_id;
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
-	uint32_t rkey;
-	uint32_t imm; /* host byte order */
 	/* UD sends (ah != 0): the address handle and the remote QP. */
 	uintptr_t ah;
+	uint32_t rkey;
+	uint32_t imm; /* host byte order */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	uint32_t opcode; /* enum ibv_wr_opcode */
+	uint32_t send_flags;
+	int32_t num_sge;
+	uint32_t pad;
 };
 
 /* Result of a batch post: the verb's return value and the index of bad_wr. */
@@ -47,43 +54,51 @@ struct cverbs_post_result {
 };
 
 /*
- * cverbs_post_send fills the unions of the first n WRs of wrs (already linked
- * by Go) from ext and posts the chain with one ibv_post_send.
+ * cverbs_post_send builds the first n WRs of wrs from the descriptors, with
+ * the SGEs of WR i at sges[i*max_sge], links them and posts the chain with
+ * one ibv_post_send.
  */
 static inline struct cverbs_post_result
-cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t extp, int n)
+cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t descp, uintptr_t sgesp, int max_sge, int n)
 {
 	struct ibv_qp *qp = (struct ibv_qp *)qpp;
 	struct ibv_send_wr *wrs = (struct ibv_send_wr *)wrsp;
-	const struct cverbs_send_ext *ext = (const struct cverbs_send_ext *)extp;
+	const struct cverbs_send_desc *desc = (const struct cverbs_send_desc *)descp;
+	struct ibv_sge *sges = (struct ibv_sge *)sgesp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_send_wr *bad = NULL;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		struct ibv_send_wr *wr = &wrs[i];
-		const struct cverbs_send_ext *e = &ext[i];
+		const struct cverbs_send_desc *d = &desc[i];
 
+		wr->wr_id = d->wr_id;
+		wr->next = i + 1 < n ? &wrs[i + 1] : NULL;
+		wr->sg_list = &sges[(size_t)i * max_sge];
+		wr->num_sge = d->num_sge;
+		wr->opcode = (enum ibv_wr_opcode)d->opcode;
+		wr->send_flags = d->send_flags;
+		wr->imm_data = htobe32(d->imm);
 		switch (wr->opcode) {
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			wr->wr.atomic.remote_addr = e->remote_addr;
-			wr->wr.atomic.compare_add = e->compare_add;
-			wr->wr.atomic.swap = e->swap;
-			wr->wr.atomic.rkey = e->rkey;
+			wr->wr.atomic.remote_addr = d->remote_addr;
+			wr->wr.atomic.compare_add = d->compare_add;
+			wr->wr.atomic.swap = d->swap;
+			wr->wr.atomic.rkey = d->rkey;
 			break;
 		default:
-			if (e->ah) {
-				wr->wr.ud.ah = (struct ibv_ah *)e->ah;
-				wr->wr.ud.remote_qpn = e->remote_qpn;
-				wr->wr.ud.remote_qkey = e->remote_qkey;
+			if (d->ah) {
+				wr->wr.ud.ah = (struct ibv_ah *)d->ah;
+				wr->wr.ud.remote_qpn = d->remote_qpn;
+				wr->wr.ud.remote_qkey = d->remote_qkey;
 				break;
 			}
-			wr->wr.rdma.remote_addr = e->remote_addr;
-			wr->wr.rdma.rkey = e->rkey;
+			wr->wr.rdma.remote_addr = d->remote_addr;
+			wr->wr.rdma.rkey = d->rkey;
 			break;
 		}
-		wr->imm_data = htobe32(e->imm);
 	}
 	res.rc = ibv_post_send(qp, wrs, &bad);
 	if (res.rc != 0)
@@ -91,30 +106,46 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t extp, int n)
 	return res;
 }
 
-/* cverbs_post_recv posts n receive WRs already linked by Go. */
+/*
+ * cverbs_link_recv links the first n receive WRs of wrs, whose wr_id and
+ * num_sge Go has written, with the SGEs of WR i at sges[i*max_sge].
+ */
+static inline void cverbs_link_recv(struct ibv_recv_wr *wrs, struct ibv_sge *sges, int max_sge, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		wrs[i].sg_list = &sges[(size_t)i * max_sge];
+	}
+}
+
+/* cverbs_post_recv links n receive WRs and posts them to a QP. */
 static inline struct cverbs_post_result
-cverbs_post_recv(uintptr_t qpp, uintptr_t wrsp, int n)
+cverbs_post_recv(uintptr_t qpp, uintptr_t wrsp, uintptr_t sgesp, int max_sge, int n)
 {
 	struct ibv_qp *qp = (struct ibv_qp *)qpp;
 	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_recv_wr *bad = NULL;
 
+	cverbs_link_recv(wrs, (struct ibv_sge *)sgesp, max_sge, n);
 	res.rc = ibv_post_recv(qp, wrs, &bad);
 	if (res.rc != 0)
 		res.bad = bad ? (int)(bad - wrs) : 0;
 	return res;
 }
 
-/* cverbs_post_srq_recv posts n receive WRs already linked by Go to an SRQ. */
+/* cverbs_post_srq_recv links n receive WRs and posts them to an SRQ. */
 static inline struct cverbs_post_result
-cverbs_post_srq_recv(uintptr_t srqp, uintptr_t wrsp, int n)
+cverbs_post_srq_recv(uintptr_t srqp, uintptr_t wrsp, uintptr_t sgesp, int max_sge, int n)
 {
 	struct ibv_srq *srq = (struct ibv_srq *)srqp;
 	struct ibv_recv_wr *wrs = (struct ibv_recv_wr *)wrsp;
 	struct cverbs_post_result res = {0, n};
 	struct ibv_recv_wr *bad = NULL;
 
+	cverbs_link_recv(wrs, (struct ibv_sge *)sgesp, max_sge, n);
 	res.rc = ibv_post_srq_recv(srq, wrs, &bad);
 	if (res.rc != 0)
 		res.bad = bad ? (int)(bad - wrs) : 0;

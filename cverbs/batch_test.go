@@ -1,0 +1,110 @@
+//go:build linux && cgo
+
+package cverbs
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSendBatchInPlace builds RDMA writes in place, their segments written
+// straight into the batch's C memory, and checks every byte arrives; a
+// segment list from elsewhere is copied in.
+func TestSendBatchInPlace(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	const n, size = 3, 96
+	fill(a.buf.b[:n*size], 7)
+	b.buf.clear()
+
+	batch, err := a.qp.BeginSend()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, batch.Cap(), n)
+	for i := range n {
+		var sgl []SGE
+		if i < 2 { // in place, in two halves
+			room := batch.SGL(i)
+			require.GreaterOrEqual(t, len(room), 2)
+			room[0], room[1] = a.buf.sge(i*size, size/2), a.buf.sge(i*size+size/2, size/2)
+			sgl = room[:2]
+		} else { // copied in
+			sgl = []SGE{a.buf.sge(i*size, size)}
+		}
+		wr := SendWR{ID: uint64(i), Op: OpRDMAWrite, SGL: sgl, RemoteAddr: b.buf.addr(i * size), RKey: b.buf.mr.RKey}
+		if i == n-1 {
+			wr.Flags = SendSignaled
+		}
+		require.NoError(t, batch.Set(i, &wr))
+	}
+	posted, err := batch.Post(n)
+	require.NoError(t, err)
+	require.Equal(t, n, posted)
+	wcs := mustPoll(t, a.scq, 1)
+	require.Equal(t, WCSuccess, wcs[0].Status)
+	require.Equal(t, uint64(n-1), wcs[0].WRID)
+	require.NoError(t, sameBytes("written", b.buf.b[:n*size], a.buf.b[:n*size]))
+}
+
+// TestSendBatchRefuses checks that a bad work request is refused before
+// anything is posted and that Cancel gives the queue back.
+func TestSendBatchRefuses(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	batch, err := a.qp.BeginSend()
+	require.NoError(t, err)
+	wr := SendWR{Op: OpRDMAWrite, RemoteAddr: b.buf.addr(0), RKey: b.buf.mr.RKey}
+	einval := func(err error) bool { return errors.Is(err, syscall.EINVAL) }
+	require.True(t, einval(batch.Set(batch.Cap(), &wr)), "an index beyond Cap")
+	require.True(t, einval(batch.Set(-1, &wr)), "a negative index")
+	wr.SGL = make([]SGE, len(batch.SGL(0))+1)
+	require.True(t, einval(batch.Set(0, &wr)), "more segments than MaxSendSGE")
+	wr.SGL, wr.Op = nil, SendOp(200)
+	require.True(t, einval(batch.Set(0, &wr)), "an unknown operation")
+	batch.Cancel()
+
+	// The queue is free again, and too long a batch is ENOMEM.
+	batch, err = a.qp.BeginSend()
+	require.NoError(t, err)
+	_, err = batch.Post(batch.Cap() + 1)
+	require.ErrorIs(t, err, syscall.ENOMEM)
+	_, err = a.qp.PostSend(make([]SendWR, a.qp.sq.depth+1))
+	require.ErrorIs(t, err, syscall.ENOMEM)
+	requireQuiet(t, a.scq, 50*time.Millisecond)
+}
+
+// TestRecvBatchInPlace posts receives built in place and checks that sends
+// land in their segments.
+func TestRecvBatchInPlace(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	const size = 64
+	b.buf.clear()
+	rb, err := b.qp.BeginRecv()
+	require.NoError(t, err)
+	for i := range 2 {
+		room := rb.SGL(i)
+		room[0] = b.buf.sge(i*size, size)
+		require.NoError(t, rb.Set(i, &RecvWR{ID: uint64(100 + i), SGL: room[:1]}))
+	}
+	posted, err := rb.Post(2)
+	require.NoError(t, err)
+	require.Equal(t, 2, posted)
+
+	fill(a.buf.b[:2*size], 3)
+	_, err = a.qp.PostSend([]SendWR{
+		{ID: 1, Op: OpSend, SGL: []SGE{a.buf.sge(0, size)}},
+		{ID: 2, Op: OpSend, SGL: []SGE{a.buf.sge(size, size)}, Flags: SendSignaled},
+	})
+	require.NoError(t, err)
+	mustPoll(t, a.scq, 1)
+	wcs := mustPoll(t, b.rcq, 2)
+	for i, wc := range wcs {
+		require.Equal(t, WCSuccess, wc.Status)
+		require.Equal(t, uint64(100+i), wc.WRID)
+	}
+	require.NoError(t, sameBytes("received", b.buf.b[:2*size], a.buf.b[:2*size]))
+}
