@@ -120,13 +120,14 @@ type fifoRing struct {
 // scratch space a ring keeps for them); longer batches take several calls.
 const maxBatch = 128
 
-// scratch is where a ring builds up to batch work requests, maxIOV SGEs
-// each, that one provider call posts; used under the ring's lock.
+// scratch is where a ring checks up to batch work requests, maxIOV SGEs
+// each, that one provider call posts; used under the ring's lock. Send
+// queues build their work requests in the QP's own C arrays instead
+// (cverbs.SendBatch) and use sge only when nothing will be posted.
 type scratch struct {
 	batch int
 	perWR int // SGEs per work request
 	sge   []cverbs.SGE
-	swr   []cverbs.SendWR // send queues
 	rwr   []cverbs.RecvWR // receive queues and SRQs
 	lmrv  []*LMR          // the LMRs of the request being checked
 }
@@ -134,9 +135,7 @@ type scratch struct {
 func newScratch(size, maxIOV int, send bool) scratch {
 	s := scratch{batch: min(size, maxBatch), perWR: maxIOV, lmrv: make([]*LMR, 0, maxIOV)}
 	s.sge = make([]cverbs.SGE, s.batch*maxIOV)
-	if send {
-		s.swr = make([]cverbs.SendWR, s.batch)
-	} else {
+	if !send {
 		s.rwr = make([]cverbs.RecvWR, s.batch)
 	}
 	return s
@@ -223,8 +222,9 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 	i := int(seq % uint32(len(r.slots)))
 	s := &r.slots[i]
 	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
-	copy(r.lmrs[i*r.maxIOV:], lmrs)
-	for _, l := range lmrs {
+	held := r.lmrs[i*r.maxIOV:]
+	for j, l := range lmrs { // a loop, not copy: one LMR is the common case
+		held[j] = l
 		l.inflight.Add(1)
 	}
 	r.tail++

@@ -703,8 +703,8 @@ func (ep *EP) postFlushMarker() {
 		return
 	}
 	seq := r.reserve(0, 0, dtoMarker, true, nil)
-	r.swr[0] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}
-	n, err := ep.qp.PostSend(r.swr[:1])
+	marker := [1]cverbs.SendWR{{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}}
+	n, err := ep.qp.PostSend(marker[:])
 	if err != nil || n != 1 {
 		r.unreserve()
 	}

@@ -98,7 +98,7 @@ type IBExtensionData struct {
 // with the immediate data; the writer's completion is an EventIBDTO with
 // Op DTOIBRDMAWriteImmed.
 func (ep *EP) PostRDMAWriteImmed(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, immed uint32, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTOIBRDMAWriteImmed, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Immed: immed, Flags: flags})
+	return ep.postOne(&Request{Op: DTOIBRDMAWriteImmed, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Immed: immed, Flags: flags})
 }
 
 // PostSendImmed sends localIOV with immediate data as PostSend does; the
@@ -106,7 +106,7 @@ func (ep *EP) PostRDMAWriteImmed(localIOV []LMRTriplet, cookie uint64, remote RM
 // addition to the C extensions, which can receive such a message but not
 // send one. The sender's completion is an ordinary send completion.
 func (ep *EP) PostSendImmed(localIOV []LMRTriplet, cookie uint64, immed uint32, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Immed: immed, WithImmed: true, Flags: flags})
+	return ep.postOne(&Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Immed: immed, WithImmed: true, Flags: flags})
 }
 
 // PostFetchAndAdd adds addValue to the 8 bytes at remote and stores their
@@ -117,7 +117,7 @@ func (ep *EP) PostSendImmed(localIOV []LMRTriplet, cookie uint64, immed uint32, 
 // DTOIBFetchAdd and a transferred length of 8.
 func (ep *EP) PostFetchAndAdd(addValue uint64, local LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
 	iov := [1]LMRTriplet{local}
-	return ep.postOne(Request{Op: DTOIBFetchAdd, LocalIOV: iov[:], Cookie: cookie, Remote: remote, Add: addValue, Flags: flags})
+	return ep.postOne(&Request{Op: DTOIBFetchAdd, LocalIOV: iov[:], Cookie: cookie, Remote: remote, Add: addValue, Flags: flags})
 }
 
 // PostCmpAndSwap compares the 8 bytes at remote with compareValue, stores
@@ -126,7 +126,7 @@ func (ep *EP) PostFetchAndAdd(addValue uint64, local LMRTriplet, cookie uint64, 
 // apply; the completion's Op is DTOIBCmpSwap.
 func (ep *EP) PostCmpAndSwap(compareValue, swapValue uint64, local LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
 	iov := [1]LMRTriplet{local}
-	return ep.postOne(Request{Op: DTOIBCmpSwap, LocalIOV: iov[:], Cookie: cookie, Remote: remote,
+	return ep.postOne(&Request{Op: DTOIBCmpSwap, LocalIOV: iov[:], Cookie: cookie, Remote: remote,
 		Compare: compareValue, Swap: swapValue, Flags: flags})
 }
 

@@ -2,6 +2,7 @@ package udat
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -142,14 +143,14 @@ type Recv struct {
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
+	return ep.postOne(&Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
 }
 
 // PostRDMAWrite writes the data of localIOV to remote, a buffer of the peer
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postOne(&Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
 // PostRDMARead reads remote, a buffer of the peer, into localIOV
@@ -158,7 +159,7 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postOne(&Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
 // PostRequests posts reqs in order, as PostSend, PostRDMAWrite and
@@ -184,13 +185,13 @@ func (ep *EP) PostRequests(reqs []Request) (int, error) {
 	return n, nil
 }
 
-// postOne posts a single request: the DAT calls.
-func (ep *EP) postOne(req Request) error {
-	if err := ep.check(requestName(req.Op)); err != nil {
-		return err
+// postOne posts a single request: the DAT calls. req stays where the
+// caller made it (a Request is a hundred bytes).
+func (ep *EP) postOne(req *Request) error {
+	if ep == nil || ep.dead() {
+		return badHandle(requestName(req.Op), HandleTypeEP) // the name only when needed
 	}
-	reqs := [1]Request{req}
-	_, err := ep.postRequests(reqs[:])
+	_, err := ep.postRequests(unsafe.Slice(req, 1))
 	return err
 }
 
@@ -269,8 +270,10 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 		(flags&CompletionUnsignalled != 0 && ep.attr.RequestCompletionFlags&CompletionUnsignalled == 0) {
 		return nil, 0, newError(o.name, InvalidParameter|o.flagArg)
 	}
-	if err := ep.checkUD(o, req); err != nil {
-		return nil, 0, err
+	if req.Op == DTOIBSendUD || ep.isUD() {
+		if err := ep.checkUD(o, req); err != nil {
+			return nil, 0, err
+		}
 	}
 	if len(req.LocalIOV) > ep.maxIOV(req.Op) {
 		return nil, 0, newError(o.name, InvalidParameter|InvalidArg2)
@@ -313,7 +316,9 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 
 // postRequests checks reqs (at most the ring's batch) in order and posts
 // the ones before the first that fails its checks, with one provider call.
-// It returns how many it posted.
+// The work requests are built in place, in the QP's C arrays (a
+// cverbs.SendBatch): the checks write the segments straight there. It
+// returns how many it posted.
 func (ep *EP) postRequests(reqs []Request) (int, error) {
 	r := ep.sq
 	r.mu.Lock()
@@ -323,13 +328,23 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	}
 	st := ep.getState()
 	flushAtPost := st == EPStateDisconnected || r.flushing
+	var b cverbs.SendBatch
+	var berr error // the QP could not be posted to: reported once the checks pass
+	if !flushAtPost {
+		b, berr = ep.qp.BeginSend()
+	}
+	inPlace := !flushAtPost && berr == nil
 	k := 0
 	var err error
 	for ; k < len(reqs); k++ {
 		req := &reqs[k]
+		room := r.sgeSlot(k)
+		if inPlace {
+			room = b.SGL(k)
+		}
 		var sge []cverbs.SGE
 		var total uint64
-		if sge, total, err = ep.checkRequest(r, req, r.sgeSlot(k)); err != nil {
+		if sge, total, err = ep.checkRequest(r, req, room); err != nil {
 			break
 		}
 		o := &requestOps[req.Op]
@@ -353,30 +368,24 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			err = newError(o.name, PrivilegesViolation)
 			break
 		}
-		wf := cverbs.SendFlags(0)
-		if signaled {
-			wf |= cverbs.SendSignaled
+		if berr != nil {
+			continue // checked and reserved; unreserved below
 		}
-		if req.Flags&CompletionBarrierFence != 0 {
-			wf |= cverbs.SendFence
-		}
-		if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes
-			wf |= cverbs.SendInline
-		}
-		if req.Flags&CompletionSolicitedWait != 0 {
-			wf |= cverbs.SendSolicited
-		}
-		compareAdd := req.Add
-		if req.Op == DTOIBCmpSwap {
-			compareAdd = req.Compare
-		}
-		r.swr[k] = cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: wf,
+		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled),
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
-			Imm: daplImmed(req.Immed), CompareAdd: compareAdd, Swap: req.Swap}
+			Imm: daplImmed(req.Immed), CompareAdd: req.Add, Swap: req.Swap}
+		if req.Op == DTOIBCmpSwap {
+			wr.CompareAdd = req.Compare
+		}
 		if req.Op == DTOIBSendUD {
 			a := req.AH.AH
 			r.holdAH(seq, a)
-			r.swr[k].AH, r.swr[k].RemoteQPN, r.swr[k].RemoteQKey = a.vah, req.AH.QPN, a.qkey
+			wr.AH, wr.RemoteQPN, wr.RemoteQKey = a.vah, req.AH.QPN, a.qkey
+		}
+		if serr := b.Set(k, &wr); serr != nil {
+			r.unreserve()
+			err = verbsErr(o.name, serr, InsufficientResources)
+			break
 		}
 	}
 	if flushAtPost {
@@ -384,11 +393,22 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		ep.reportFlushed(ep.reqEVD, r)
 		return k, err
 	}
+	if berr != nil {
+		for range k {
+			r.unreserve()
+		}
+		r.mu.Unlock()
+		if k == 0 {
+			return 0, err
+		}
+		return 0, verbsErr(requestName(reqs[0].Op), berr, InsufficientResources)
+	}
 	if k == 0 {
+		b.Cancel()
 		r.mu.Unlock()
 		return 0, err
 	}
-	n, perr := ep.qp.PostSend(r.swr[:k])
+	n, perr := b.Post(k)
 	if perr != nil || n != k {
 		for i := n; i < k; i++ {
 			r.unreserve()
@@ -398,6 +418,24 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	}
 	r.mu.Unlock()
 	return k, err
+}
+
+// sendFlags are the work request flags of req, whose DTO moves total bytes.
+func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled bool) cverbs.SendFlags {
+	var wf cverbs.SendFlags
+	if signaled {
+		wf |= cverbs.SendSignaled
+	}
+	if req.Flags&CompletionBarrierFence != 0 {
+		wf |= cverbs.SendFence
+	}
+	if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes
+		wf |= cverbs.SendInline
+	}
+	if req.Flags&CompletionSolicitedWait != 0 {
+		wf |= cverbs.SendSolicited
+	}
+	return wf
 }
 
 // PostRecv posts localIOV to receive one incoming message

@@ -150,7 +150,7 @@ func (ep *EP) isUD() bool { return ep.ud != nil }
 // DTOIBSendUD and IB.Type IBUDSend; the peer's receive completes as
 // DTOIBRecvUD.
 func (ep *EP) PostSendUD(localIOV []LMRTriplet, ah *IBAddrHandle, cookie uint64, flags CompletionFlags) error {
-	return ep.postOne(Request{Op: DTOIBSendUD, LocalIOV: localIOV, AH: ah, Cookie: cookie, Flags: flags})
+	return ep.postOne(&Request{Op: DTOIBSendUD, LocalIOV: localIOV, AH: ah, Cookie: cookie, Flags: flags})
 }
 
 // checkUD makes the checks a UD EP adds to those of every request: only UD
