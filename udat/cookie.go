@@ -106,7 +106,6 @@ type fifoRing struct {
 	limit  int       // at most this many DTOs outstanding
 	lmrs   []*LMR    // maxIOV entries per slot: the LMRs a pending DTO uses
 	maxIOV int
-	mask   uint32 // len(slots)-1: a sequence number's slot is seq&mask
 	head   uint32 // oldest slot not yet released
 	tail   uint32 // next slot to use
 	owner  uint32
@@ -160,7 +159,6 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	}
 	return &fifoRing{
 		slots:   make([]dtoSlot, n),
-		mask:    uint32(n - 1),
 		limit:   size,
 		lmrs:    make([]*LMR, n*maxIOV),
 		maxIOV:  maxIOV,
@@ -192,7 +190,7 @@ func (r *fifoRing) idle() bool { return r.head == r.tail }
 func (r *fifoRing) pending() int {
 	n := 0
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := &r.slots[q%uint32(len(r.slots))]
 		if s.busy && (s.flushed || s.report || !s.done && s.signaled) {
 			n++
 		}
@@ -204,11 +202,12 @@ func (r *fifoRing) pending() int {
 // flush marker posted after it: only a later completion on the queue can
 // tell whether it succeeded. Caller holds mu.
 func (r *fifoRing) unsettled() bool {
-	if r.head != r.tail && r.slots[(r.tail-1)&r.mask].op == dtoMarker {
+	n := uint32(len(r.slots))
+	if r.head != r.tail && r.slots[(r.tail-1)%n].op == dtoMarker {
 		return false
 	}
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := &r.slots[q%n]
 		if s.busy && !s.done && !s.signaled {
 			return true
 		}
@@ -220,7 +219,7 @@ func (r *fifoRing) unsettled() bool {
 // mu and has checked full().
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {
 	seq := r.tail
-	i := int(seq & r.mask)
+	i := int(seq % uint32(len(r.slots)))
 	s := &r.slots[i]
 	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
 	held := r.lmrs[i*r.maxIOV:]
@@ -237,23 +236,20 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 // memory and holds no LMR. Caller holds mu and has checked full().
 func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
 	seq := r.reserve(cookie, 0, op, true, nil)
-	s := &r.slots[seq&r.mask]
+	s := &r.slots[seq%uint32(len(r.slots))]
 	s.flushed, s.status = true, DTOErrFlushed
 }
 
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
 func (r *fifoRing) unreserve() {
 	r.tail--
-	r.release(int(r.tail & r.mask))
+	r.release(int(r.tail % uint32(len(r.slots))))
 }
 
-// release drops the LMR references of slot i and frees it. Only busy and
-// the pointers are cleared: reserve sets every field, and no one reads a
-// slot outside [head, tail).
+// release drops the LMR references of slot i and frees it.
 func (r *fifoRing) release(i int) {
 	r.dropLMRs(uint32(i))
-	s := &r.slots[i]
-	s.busy, s.rmr = false, nil
+	r.slots[i] = dtoSlot{}
 }
 
 // unref drops the LMR references of a slot.
@@ -273,18 +269,19 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if owner != r.owner || seq-r.head >= r.tail-r.head {
 		return false
 	}
-	s := &r.slots[seq&r.mask]
+	n := uint32(len(r.slots))
+	s := &r.slots[seq%n]
 	if !s.busy || s.done || s.flushed {
 		return false
 	}
 	s.done, s.report = true, s.op != dtoMarker
 	s.record(status, wc)
-	r.dropLMRs(seq & r.mask)
+	r.dropLMRs(seq % n)
 	for q := r.head; q != seq; q++ {
-		o := &r.slots[q&r.mask]
+		o := &r.slots[q%n]
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
-			r.dropLMRs(q & r.mask)
+			r.dropLMRs(q % n)
 		}
 	}
 	return true
@@ -306,7 +303,7 @@ func (r *fifoRing) dropLMRs(i uint32) {
 // be freed until the send is done. Caller holds mu.
 func (r *fifoRing) holdAH(seq uint32, a *AH) {
 	a.inflight.Add(1)
-	r.slots[seq&r.mask].ah = a
+	r.slots[seq%uint32(len(r.slots))].ah = a
 }
 
 // uses counts the outstanding DTOs of the ring that use l.
@@ -315,7 +312,7 @@ func (r *fifoRing) uses(l *LMR) int64 {
 	defer r.mu.Unlock()
 	var n int64
 	for q := r.head; q != r.tail; q++ {
-		i := int(q & r.mask)
+		i := int(q % uint32(len(r.slots)))
 		for _, m := range r.lmrs[i*r.maxIOV : i*r.maxIOV+int(r.slots[i].nlmr)] {
 			if m == l {
 				n++
@@ -325,29 +322,25 @@ func (r *fifoRing) uses(l *LMR) int64 {
 	return n
 }
 
-// next frees the completed slots at the head of the ring that report
-// nothing, in posting order, and returns the head slot if its completion is
-// to be reported now: one the hardware completed, or one flushed at post
-// time. It returns nil when the head slot is still outstanding (or the ring
-// is empty). The caller reports the slot where it lies, then pops it.
-func (r *fifoRing) next() *dtoSlot {
+// next frees the completed slots at the head of the ring, in posting order,
+// and returns the first whose completion is to be reported: one the
+// hardware completed, or one flushed at post time. It returns false when
+// the head slot is still outstanding (or the ring is empty).
+func (r *fifoRing) next() (dtoSlot, bool) {
+	n := uint32(len(r.slots))
 	for r.head != r.tail {
-		s := &r.slots[r.head&r.mask]
+		s := &r.slots[r.head%n]
 		if !s.done && !s.flushed {
-			return nil
+			return dtoSlot{}, false
 		}
-		if s.report || s.flushed {
-			return s
+		out := *s
+		r.release(int(r.head % n))
+		r.head++
+		if out.report || out.flushed {
+			return out, true
 		}
-		r.pop()
 	}
-	return nil
-}
-
-// pop frees the head slot, which next returned.
-func (r *fifoRing) pop() {
-	r.release(int(r.head & r.mask))
-	r.head++
+	return dtoSlot{}, false
 }
 
 // drain empties the ring (the queue was reset or destroyed) and returns, in
@@ -357,8 +350,9 @@ func (r *fifoRing) pop() {
 // completed successfully. A new owner id makes late completions stale.
 func (r *fifoRing) drain() []dtoSlot {
 	var left []dtoSlot
+	n := uint32(len(r.slots))
 	for ; r.head != r.tail; r.head++ {
-		s := &r.slots[r.head&r.mask]
+		s := &r.slots[r.head%n]
 		switch {
 		case s.report || s.flushed:
 			left = append(left, *s)
@@ -367,7 +361,7 @@ func (r *fifoRing) drain() []dtoSlot {
 			out.status = DTOErrFlushed
 			left = append(left, out)
 		}
-		r.release(int(r.head & r.mask))
+		r.release(int(r.head % n))
 	}
 	r.owner = newOwner()
 	return left

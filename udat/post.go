@@ -583,9 +583,8 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		}
 		r.mu.Lock()
 		if r.complete(owner, seq, status, wc) {
-			for s := r.next(); s != nil; s = r.next() {
-				ep.slotEventTo(e.pushSlotLocked(), s)
-				r.pop()
+			for s, ok := r.next(); ok; s, ok = r.next() {
+				ep.slotEventTo(e.pushSlotLocked(), &s)
 			}
 		}
 		r.mu.Unlock()
@@ -618,9 +617,8 @@ func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
 		return
 	}
 	r.mu.Lock()
-	for s := r.next(); s != nil; s = r.next() {
-		ep.slotEventTo(e.pushSlotLocked(), s)
-		r.pop()
+	for s, ok := r.next(); ok; s, ok = r.next() {
+		ep.slotEventTo(e.pushSlotLocked(), &s)
 	}
 	r.mu.Unlock()
 	e.wakeLocked()
