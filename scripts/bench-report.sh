@@ -323,22 +323,40 @@ ranges.
 with the kernel's own accounting of each process's user and system time (\`/usr/bin/time\`, a run of
 20,000 and one of 100,000 64 B RDMA writes per tool, queue depth 64, polling; the difference of the two
 runs leaves out start-up and connection): per write, dapltest spent 1.0 us (instructions, here) in user
-space and 14.1 us in the kernel, udattest 3.6 us in user space and 13.9 us in the kernel. The kernel's
-work per write is the same for both (the same system calls, one write(2) per post, found with strace;
-the same packets, 2 per write; as many interrupts and context switches over the whole run, ~2,100 and
-~1,300 each), so the whole gap, about 2,500 instructions per write, is ours in user space. An earlier
-sampled profile had put 60 % of it in the kernel, and the device's counters had been read as 4 packets
-per write for dapltest: those counts were per dapltest iteration, and \`dapltest -T P -i N\` makes 2N
-writes (N in its throughput phase, whose rate it reports, then N in a latency phase), so it too sends 2
-packets per write. Where the 3.6 us go (perf, \`cpu-clock:u\`, 100,000 writes): the post path 34 %
-(\`EP.postRequests\` 12 %, \`cverbs.sendQueue.fill\` 8 %, \`checkRequest\` and \`checkIOV\` 8 %,
-\`QP.PostSend\`, \`postOne\`, the LMR lookup), the completion path 28 % (\`EVD.deliver\` 7 %,
-\`fifoRing.next\` 6 %, \`fifoRing.complete\` 5 %, \`release\`, \`pushSlotLocked\`, \`slotEventTo\`,
-\`Dequeue\`, \`CQ.Poll\`), the cgo crossings 11 % (\`cgocall\`, \`entersyscall\`/\`exitsyscall\`,
-\`asmcgocall\`, the generated wrappers), udattest's own loop 11 %, libc's write(2) wrapper 4 %, librxe
-under 3 %. No single function is the gap: closing it takes a post that writes the C work request
-directly instead of building a Go one and copying it (\`fill\`), the checks done once per batch where
-the man pages allow, and a completion path that records, releases and reports a slot in one pass.
+space and 14.1 us in the kernel, udattest 3.6 us in user space and 13.9 us in the kernel (before the
+changes below). The kernel's work per write is the same for both (one write(2) per post, found with
+strace; 2 packets per write; as many interrupts and context switches over a run), so the gap is ours in
+user space. (\`dapltest -T P -i N\` makes 2N writes: N in its throughput phase, whose rate it reports,
+then N in a latency phase.)
+
+**Second round** (udattest against its own server, 200,000 64 B RDMA writes, the
+two binaries in one boot, msg/s; a guest instruction saved per write is worth about 0.006 %):
+
+| Change | RDMA write 64 B | instructions per write saved |
+|---|---:|---:|
+| sends checked straight into the QP's C arrays (\`cverbs.SendBatch\`: a flat descriptor per work request, expanded and linked in C), the DAT calls stop copying their 100-byte Request | 57,285 -> 57,845 | 169 |
+| udattest's polling wait takes the event where it checks it, not through a 280-byte copy | 57,844 -> 58,558 | 211 |
+| udattest posts one operation with the DAT call directly | 58,560 -> 58,855 | 86 |
+| a completion reported from its ring slot where it lies, slot index by mask, only what a DTO event sets cleared | 58,790 -> 59,474 | 196 |
+
+And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
+takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
+kernel's work inside the call; so does any call the OS preempts), and the call's return waits for a
+thread hand-off. udattest now takes two Ps on a one-CPU machine (cmd/udattest/procs.go; \`GOMAXPROCS\`
+set in the environment wins), and the Go benchmarks here run with two: in one boot, main against it,
+RDMA read 64 B went from 43.2k to 49.7k msg/s, send/recv 64 B from 25.2k to 27.0k (1.25 context
+switches per message to 0.06), blocking read 64 B from 41.7k to 46.8k; writes moved less than 2.5 %.
+
+Where the instructions of a 64 B write go now (callgrind in the VM, 20,000 writes; valgrind slows user
+space, so the runtime's timer-driven work is overstated): the post path about 1,630 of which the Go side
+about 890 (\`postRequests\` 250, \`checkIOV\` 130, \`checkRequest\` 100, \`SendBatch.Set\` 95, \`reserve\`
+80, the LMR lookup, the lock, the DAT call) and the cgo crossing and C about 740 (the runtime's
+\`entersyscall\`/\`exitsyscall\` about 250-350, librxe's post 264, libc's write wrapper 52); the completion
+path about 730 per completion (\`EVD.deliver\` with \`fifoRing.complete\`, \`next\`, \`pop\`, \`slotEventTo\`
+and \`pushSlotLocked\`, the amortized \`ibv_poll_cq\`, and \`Dequeue\`'s copy of the 280-byte Event into
+its result, which the API's shape makes); udattest's loop about 480. C DAPL's whole user side is about
+1,000. What is left is spread thin: no function above 250, and the cgo crossing alone is a quarter of
+C's total.
 
 **The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
 (deterministic VM: TCP handshake; 2-vCPU VM: \`-R\`), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`,
