@@ -7,9 +7,11 @@
 //
 // The data path is built for batches: work requests and scatter/gather lists
 // are written into C arrays that each queue allocates once, and a whole batch
-// is posted with one cgo call. Polling fills a C array of ibv_wc owned by the
-// completion queue. Neither path allocates Go memory, and C never keeps a Go
-// pointer.
+// is posted with one cgo call. A caller that checks its requests as it goes
+// builds them there in place (QP.BeginSend, QP.BeginRecv, SRQ.BeginRecv: a
+// SendBatch or RecvBatch); PostSend and PostRecv do the same from Go slices.
+// Polling fills a C array of ibv_wc owned by the completion queue. Neither
+// path allocates Go memory, and C never keeps a Go pointer.
 //
 // Waiting for completions or connection events goes through Go's netpoller:
 // the channel file descriptors are non-blocking, so a waiting goroutine does
