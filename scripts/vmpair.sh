@@ -49,25 +49,6 @@ die() {
 . "$(dirname "${BASH_SOURCE[0]}")/vmlib.sh"
 vm_prepare
 
-# The link's two UDP sockets take the host's default buffer sizes (qemu sets
-# none). With Linux's 208 KiB a fast stream stalled A's NIC for good: its
-# tx_packets stopped, and not even TCP left it (4 of 5 runs of TestHostFreezes
-# and TestLoss with a faster completion path); with 8 MiB, 0 of 3. So the
-# defaults are raised while the pair runs (as root) and put back at exit.
-sockbufs=
-if [ "$(id -u)" = 0 ]; then
-	sockbufs=$(sysctl -n net.core.rmem_default net.core.wmem_default | tr '\n' ' ')
-	sysctl -qw net.core.rmem_default=8388608 net.core.wmem_default=8388608
-fi
-restore_sockbufs() {
-	if [ -n "$sockbufs" ]; then
-		# shellcheck disable=SC2086 # two numbers
-		set -- $sockbufs
-		sysctl -qw net.core.rmem_default="$1" net.core.wmem_default="$2" || true
-	fi
-}
-trap restore_sockbufs EXIT
-
 run=$(mktemp -d /tmp/udapl-vmpair.XXXXXX)
 ctl=$run/ctl
 mkdir -p "$ctl/host"
@@ -175,7 +156,7 @@ host_agent &
 agent=$!
 boot A "$run/a"
 apid=$pid
-trap 'kill -KILL $apid $agent 2>/dev/null || true; rm -rf "$run"; restore_sockbufs' EXIT
+trap 'kill -KILL $apid $agent 2>/dev/null || true; rm -rf "$run"' EXIT
 status=0
 ( sleep "$timeout_s" && kill -KILL "$apid" ) >/dev/null 2>&1 </dev/null &
 watchdog=$!
