@@ -340,8 +340,9 @@ two binaries in one boot, msg/s; a guest instruction saved per write is worth ab
 
 A fourth change, reporting a completion from its ring slot where it lies (no 72-byte copy, a slot
 index by mask, only what a DTO event sets cleared), gained 196 more (58,790 -> 59,474) but was taken
-back: with it the two-host suite failed 3 of 4 runs (the link between the VMs went silent during
-\`TestLoss\`), without it 3 of 3, and its cause is not found yet.
+back: with it, 6 of 9 runs of the two-host tests lost the link between the VMs for good (A's NIC
+stopped transmitting: its tx_packets froze and not even TCP left it, while udat sat idle), against 0
+of 6 without it, and how a faster completion path wedges the emulated NIC is not found yet.
 
 And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
