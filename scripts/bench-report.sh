@@ -340,7 +340,7 @@ two binaries in one boot, msg/s; a guest instruction saved per write is worth ab
 
 A fourth change, reporting a completion from its ring slot where it lies (no 72-byte copy, a slot
 index by mask, only what a DTO event sets cleared), gained 196 more (58,790 -> 59,474) but was taken
-back: with it, 6 of 9 runs of the two-host tests lost the link between the VMs for good (A's NIC
+back: with it, 6 of 13 runs of the two-host tests (the suite, or its TestHostFreezes and TestLoss) lost the link between the VMs for good (A's NIC
 stopped transmitting: its tx_packets froze and not even TCP left it, while udat sat idle), against 0
 of 6 without it, and how a faster completion path wedges the emulated NIC is not found yet.
 
