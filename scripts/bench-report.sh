@@ -342,7 +342,7 @@ A fourth change, reporting a completion from its ring slot where it lies (no 72-
 index by mask, only what a DTO event sets cleared), gained 196 more (58,790 -> 59,474) but was taken
 back: with it, 6 of 13 runs of the two-host tests (the suite, or its TestHostFreezes and TestLoss) lost the link between the VMs for good (A's NIC
 stopped transmitting: its tx_packets froze and not even TCP left it, while udat sat idle), against 0
-of 6 without it, and how a faster completion path wedges the emulated NIC is not found yet.
+of 6 without it; why the change leads there is not found yet.
 
 And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
