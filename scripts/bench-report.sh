@@ -348,9 +348,10 @@ And one that is not about instructions: with one vCPU Go runs one P, and the run
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
 kernel's work inside the call; so does any call the OS preempts), and the call's return waits for a
 thread hand-off. udattest now takes two Ps on a one-CPU machine (cmd/udattest/procs.go; \`GOMAXPROCS\`
-set in the environment wins), and the Go benchmarks here run with two: in one boot, main against it,
-RDMA read 64 B went from 43.2k to 49.7k msg/s, send/recv 64 B from 25.2k to 27.0k (1.25 context
-switches per message to 0.06), blocking read 64 B from 41.7k to 46.8k; writes moved less than 2.5 %.
+set in the environment wins), and the Go benchmarks here run with two: one udattest binary in one
+boot, \`GOMAXPROCS=1\` against 2 (50,000 operations each), RDMA read 64 B went from 44,162 to 49,409
+msg/s, send/recv 64 B from 25,697 to 28,294 (1.25 context switches per message to 0.06), RDMA write
+64 B from 58,829 to 58,702.
 
 Where the instructions of a 64 B write go now (callgrind in the VM, 20,000 writes; valgrind slows user
 space, so the runtime's timer-driven work is overstated): the post path about 1,630 of which the Go side
