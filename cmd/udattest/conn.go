@@ -210,10 +210,10 @@ func (y *yielder) poll() {
 
 // due yields if yieldInterval has passed. A blocking wait calls it every
 // time: a wait that blocks lasts longer than reading the clock, and its
-// goroutine, blocked in a cgo call, is never rescheduled otherwise (measured
-// in the 2-vCPU VM, blocking 4 KiB send ping-pong: with a check every 64
-// waits, about one forced preemption and one monitor wake-up per round
-// trip).
+// goroutine, blocked in a cgo call, is never rescheduled otherwise, so the
+// runtime preempts it and its monitor keeps waking (2-vCPU VM, blocking
+// 4 KiB send ping-pong, per round trip: 1.07 monitor naps with a check every
+// 64 waits, 0.20 with this).
 func (y *yielder) due() {
 	if now := time.Now(); now.Sub(y.last) >= yieldInterval {
 		runtime.Gosched()
