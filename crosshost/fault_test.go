@@ -195,6 +195,7 @@ func outage(t *testing.T, fault string) {
 			// and once left 16 DTOs without a completion for over 13 s.
 			t.Skip("known to fail on rxe (see the comment); UDAPL_SHORT_OUTAGES=1 runs it")
 		}
+		logCountersAtEnd(t)
 		src, sink := streamPair(t, s)
 		short := budget / 8
 		err := src.runFor(t, 4*time.Second, func() {
@@ -214,6 +215,7 @@ func outage(t *testing.T, fault string) {
 		assert.Equal(t, 1, res.Counts["write regions verified"])
 	})
 	t.Run("longer than the budget", func(t *testing.T) {
+		logCountersAtEnd(t)
 		src, sink := streamPair(t, s)
 		long := budget + 3*time.Second
 		var faultAt time.Time
@@ -250,6 +252,7 @@ func TestLoss(t *testing.T) {
 		for _, s := range []stream{{Kind: udat.DTORDMAWrite}, {Kind: udat.DTORDMAWrite, RetryCount: 7, ACKTimeout: 19}} {
 			name := fmt.Sprintf("%s retry=%d ack=%d", cmp.Or(netem, "no loss"), s.attr(0).RetryCount, s.attr(0).ACKTimeout)
 			t.Run(name, func(t *testing.T) {
+				logCountersAtEnd(t)
 				if netem != "" {
 					tc(t, append([]string{"qdisc", "add", "dev", "eth0", "root", "netem"}, strings.Fields(netem)...)...)
 					t.Cleanup(func() { tc(t, "qdisc", "del", "dev", "eth0", "root") })
