@@ -106,6 +106,7 @@ type fifoRing struct {
 	limit  int       // at most this many DTOs outstanding
 	lmrs   []*LMR    // maxIOV entries per slot: the LMRs a pending DTO uses
 	maxIOV int
+	mask   uint32 // len(slots)-1: a sequence number's slot is seq&mask
 	head   uint32 // oldest slot not yet released
 	tail   uint32 // next slot to use
 	owner  uint32
@@ -159,6 +160,7 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	}
 	return &fifoRing{
 		slots:   make([]dtoSlot, n),
+		mask:    uint32(n - 1),
 		limit:   size,
 		lmrs:    make([]*LMR, n*maxIOV),
 		maxIOV:  maxIOV,
@@ -190,7 +192,7 @@ func (r *fifoRing) idle() bool { return r.head == r.tail }
 func (r *fifoRing) pending() int {
 	n := 0
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q%uint32(len(r.slots))]
+		s := &r.slots[q&r.mask]
 		if s.busy && (s.flushed || s.report || !s.done && s.signaled) {
 			n++
 		}
@@ -202,12 +204,11 @@ func (r *fifoRing) pending() int {
 // flush marker posted after it: only a later completion on the queue can
 // tell whether it succeeded. Caller holds mu.
 func (r *fifoRing) unsettled() bool {
-	n := uint32(len(r.slots))
-	if r.head != r.tail && r.slots[(r.tail-1)%n].op == dtoMarker {
+	if r.head != r.tail && r.slots[(r.tail-1)&r.mask].op == dtoMarker {
 		return false
 	}
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q%n]
+		s := &r.slots[q&r.mask]
 		if s.busy && !s.done && !s.signaled {
 			return true
 		}
@@ -219,7 +220,7 @@ func (r *fifoRing) unsettled() bool {
 // mu and has checked full().
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {
 	seq := r.tail
-	i := int(seq % uint32(len(r.slots)))
+	i := int(seq & r.mask)
 	s := &r.slots[i]
 	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
 	held := r.lmrs[i*r.maxIOV:]
@@ -236,20 +237,23 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 // memory and holds no LMR. Caller holds mu and has checked full().
 func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
 	seq := r.reserve(cookie, 0, op, true, nil)
-	s := &r.slots[seq%uint32(len(r.slots))]
+	s := &r.slots[seq&r.mask]
 	s.flushed, s.status = true, DTOErrFlushed
 }
 
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
 func (r *fifoRing) unreserve() {
 	r.tail--
-	r.release(int(r.tail % uint32(len(r.slots))))
+	r.release(int(r.tail & r.mask))
 }
 
-// release drops the LMR references of slot i and frees it.
+// release drops the LMR references of slot i and frees it. Only busy and
+// the pointers are cleared: reserve sets every field, and no one reads a
+// slot outside [head, tail).
 func (r *fifoRing) release(i int) {
 	r.dropLMRs(uint32(i))
-	r.slots[i] = dtoSlot{}
+	s := &r.slots[i]
+	s.busy, s.rmr = false, nil
 }
 
 // unref drops the LMR references of a slot.
@@ -269,19 +273,18 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if owner != r.owner || seq-r.head >= r.tail-r.head {
 		return false
 	}
-	n := uint32(len(r.slots))
-	s := &r.slots[seq%n]
+	s := &r.slots[seq&r.mask]
 	if !s.busy || s.done || s.flushed {
 		return false
 	}
 	s.done, s.report = true, s.op != dtoMarker
 	s.record(status, wc)
-	r.dropLMRs(seq % n)
+	r.dropLMRs(seq & r.mask)
 	for q := r.head; q != seq; q++ {
-		o := &r.slots[q%n]
+		o := &r.slots[q&r.mask]
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
-			r.dropLMRs(q % n)
+			r.dropLMRs(q & r.mask)
 		}
 	}
 	return true
@@ -303,7 +306,7 @@ func (r *fifoRing) dropLMRs(i uint32) {
 // be freed until the send is done. Caller holds mu.
 func (r *fifoRing) holdAH(seq uint32, a *AH) {
 	a.inflight.Add(1)
-	r.slots[seq%uint32(len(r.slots))].ah = a
+	r.slots[seq&r.mask].ah = a
 }
 
 // uses counts the outstanding DTOs of the ring that use l.
@@ -312,7 +315,7 @@ func (r *fifoRing) uses(l *LMR) int64 {
 	defer r.mu.Unlock()
 	var n int64
 	for q := r.head; q != r.tail; q++ {
-		i := int(q % uint32(len(r.slots)))
+		i := int(q & r.mask)
 		for _, m := range r.lmrs[i*r.maxIOV : i*r.maxIOV+int(r.slots[i].nlmr)] {
 			if m == l {
 				n++
@@ -322,25 +325,29 @@ func (r *fifoRing) uses(l *LMR) int64 {
 	return n
 }
 
-// next frees the completed slots at the head of the ring, in posting order,
-// and returns the first whose completion is to be reported: one the
-// hardware completed, or one flushed at post time. It returns false when
-// the head slot is still outstanding (or the ring is empty).
-func (r *fifoRing) next() (dtoSlot, bool) {
-	n := uint32(len(r.slots))
+// next frees the completed slots at the head of the ring that report
+// nothing, in posting order, and returns the head slot if its completion is
+// to be reported now: one the hardware completed, or one flushed at post
+// time. It returns nil when the head slot is still outstanding (or the ring
+// is empty). The caller reports the slot where it lies, then pops it.
+func (r *fifoRing) next() *dtoSlot {
 	for r.head != r.tail {
-		s := &r.slots[r.head%n]
+		s := &r.slots[r.head&r.mask]
 		if !s.done && !s.flushed {
-			return dtoSlot{}, false
+			return nil
 		}
-		out := *s
-		r.release(int(r.head % n))
-		r.head++
-		if out.report || out.flushed {
-			return out, true
+		if s.report || s.flushed {
+			return s
 		}
+		r.pop()
 	}
-	return dtoSlot{}, false
+	return nil
+}
+
+// pop frees the head slot, which next returned.
+func (r *fifoRing) pop() {
+	r.release(int(r.head & r.mask))
+	r.head++
 }
 
 // drain empties the ring (the queue was reset or destroyed) and returns, in
@@ -350,9 +357,8 @@ func (r *fifoRing) next() (dtoSlot, bool) {
 // completed successfully. A new owner id makes late completions stale.
 func (r *fifoRing) drain() []dtoSlot {
 	var left []dtoSlot
-	n := uint32(len(r.slots))
 	for ; r.head != r.tail; r.head++ {
-		s := &r.slots[r.head%n]
+		s := &r.slots[r.head&r.mask]
 		switch {
 		case s.report || s.flushed:
 			left = append(left, *s)
@@ -361,7 +367,7 @@ func (r *fifoRing) drain() []dtoSlot {
 			out.status = DTOErrFlushed
 			left = append(left, out)
 		}
-		r.release(int(r.head % n))
+		r.release(int(r.head & r.mask))
 	}
 	r.owner = newOwner()
 	return left

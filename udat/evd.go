@@ -161,10 +161,22 @@ func (e *EVD) pushSlotLocked() *Event {
 
 func (e *EVD) popLocked() Event {
 	ev := e.q[e.qhead]
-	e.q[e.qhead] = Event{}
+	clearEvent(&e.q[e.qhead])
 	e.qhead = (e.qhead + 1) % len(e.q)
 	e.qn--
 	return ev
+}
+
+// clearEvent zeroes a queued event that has been taken, so that the queue
+// keeps no pointers and pushSlotLocked finds it zero. A DTO completion
+// sets only a fifth of the 280-byte Event (slotEventTo, pushSlotLocked):
+// only that is cleared.
+func clearEvent(p *Event) {
+	if p.Number == EventDTOCompletion {
+		p.Number, p.EVD, p.DTO = 0, nil, DTOCompletionData{}
+		return
+	}
+	*p = Event{}
 }
 
 // wakeLocked reports newly queued events: it wakes the goroutine waiting on
@@ -328,7 +340,7 @@ func (e *EVD) Dequeue() (ev Event, err error) {
 	// Straight into the result: popLocked's copy would be copied again.
 	p := &e.q[e.qhead]
 	ev = *p
-	*p = Event{}
+	clearEvent(p)
 	e.qhead = (e.qhead + 1) % len(e.q)
 	e.qn--
 	e.mu.Unlock()

@@ -583,8 +583,9 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		}
 		r.mu.Lock()
 		if r.complete(owner, seq, status, wc) {
-			for s, ok := r.next(); ok; s, ok = r.next() {
-				ep.slotEventTo(e.pushSlotLocked(), &s)
+			for s := r.next(); s != nil; s = r.next() {
+				ep.slotEventTo(e.pushSlotLocked(), s)
+				r.pop()
 			}
 		}
 		r.mu.Unlock()
@@ -617,8 +618,9 @@ func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
 		return
 	}
 	r.mu.Lock()
-	for s, ok := r.next(); ok; s, ok = r.next() {
-		ep.slotEventTo(e.pushSlotLocked(), &s)
+	for s := r.next(); s != nil; s = r.next() {
+		ep.slotEventTo(e.pushSlotLocked(), s)
+		r.pop()
 	}
 	r.mu.Unlock()
 	e.wakeLocked()

@@ -38,7 +38,13 @@ func take(r *fifoRing, owner, seq uint32) (dtoSlot, bool) {
 	if !r.complete(owner, seq, DTOSuccess, &cverbs.WC{}) {
 		return dtoSlot{}, false
 	}
-	return r.next()
+	s := r.next()
+	if s == nil {
+		return dtoSlot{}, false
+	}
+	out := *s
+	r.pop()
+	return out, true
 }
 
 func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
