@@ -326,25 +326,38 @@ var errWaitTimeout = newError("dat_evd_wait", TimeoutExpired)
 // polling loop may test for it with err == ErrQueueEmpty, which costs less
 // than errors.Is. It does not allocate.
 func (e *EVD) Dequeue() (ev Event, err error) {
+	err = e.DequeueInto(&ev)
+	return ev, err
+}
+
+// DequeueInto is Dequeue writing the event into *ev, as dat_evd_dequeue
+// writes into the caller's DAT_EVENT: a polling loop that reuses one Event
+// copies each event (280 bytes) once, from the queue into *ev. *ev is left
+// as it was when there is no event (ErrQueueEmpty) or an error. A nil ev is
+// DAT_INVALID_PARAMETER.
+func (e *EVD) DequeueInto(ev *Event) error {
 	const op = "dat_evd_dequeue"
 	if err := e.lock(op); err != nil {
-		return Event{}, err
+		return err
+	}
+	if ev == nil { // after the handle, as C checks them
+		e.mu.Unlock()
+		return newError(op, InvalidParameter|InvalidArg2)
 	}
 	if e.qn == 0 {
 		e.pollLocked()
 	}
 	if e.qn == 0 {
 		e.mu.Unlock()
-		return ev, ErrQueueEmpty // ev is zero: no 200-byte literal to copy
+		return ErrQueueEmpty
 	}
-	// Straight into the result: popLocked's copy would be copied again.
 	p := &e.q[e.qhead]
-	ev = *p
+	*ev = *p
 	clearEvent(p)
 	e.qhead = (e.qhead + 1) % len(e.q)
 	e.qn--
 	e.mu.Unlock()
-	return ev, nil
+	return nil
 }
 
 // Wait removes the first event from the EVD once at least threshold events

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -107,6 +108,25 @@ func TestEVDPostSE(t *testing.T) {
 	noSW, err := ia.CreateEVD(2, EVDDTOFlag)
 	require.NoError(t, err)
 	requireCode(t, noSW.PostSE(Event{Number: EventSoftware}), InvalidParameter|InvalidArg1)
+}
+
+// DequeueInto writes the event into the caller's Event, leaves it alone
+// when there is none, and checks the handle before the event pointer.
+func TestEVDDequeueInto(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(2, EVDSoftwareFlag)
+	require.NoError(t, err)
+	requireCode(t, e.DequeueInto(nil), InvalidParameter|InvalidArg2)
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: "a"}))
+	var ev Event
+	require.NoError(t, e.DequeueInto(&ev))
+	assert.Equal(t, EventSoftware, ev.Number)
+	assert.Equal(t, "a", ev.Software)
+	assert.Equal(t, e, ev.EVD)
+	require.Same(t, ErrQueueEmpty, e.DequeueInto(&ev))
+	assert.Equal(t, "a", ev.Software, "an empty queue leaves the event as it was")
+	require.NoError(t, e.Free())
+	requireType(t, e.DequeueInto(nil), InvalidHandle)
 }
 
 // dat_evd_create argument checks, dat_evd_query, dat_evd_resize.

@@ -68,6 +68,7 @@ func TestNilHandles(t *testing.T) {
 		{"EVD.Wait", NoSubtype, func() error { return e3(evd.Wait(0, 1)) }},
 		{"EVD.WaitContext", NoSubtype, func() error { return e3(evd.WaitContext(context.Background(), 1)) }},
 		{"EVD.Dequeue", NoSubtype, func() error { return e2(evd.Dequeue()) }},
+		{"EVD.DequeueInto", NoSubtype, func() error { return evd.DequeueInto(&Event{}) }},
 		{"EVD.PostSE", NoSubtype, func() error { return evd.PostSE(Event{Number: EventSoftware}) }},
 		{"EVD.Resize", NoSubtype, func() error { return evd.Resize(4) }},
 		{"EVD.Query", NoSubtype, func() error { return e2(evd.Query()) }},

@@ -63,6 +63,8 @@ type conn struct {
 	inboxOff, inboxLen int
 
 	yield yielder // of the polling loops
+	// ev receives the events the loops take, one 280-byte copy each.
+	ev udat.Event
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet
@@ -221,38 +223,36 @@ func (y *yielder) due() {
 	}
 }
 
-// next returns the next event of evd, polling (dat_evd_dequeue) or blocking
-// (dat_evd_wait) as the conn is set up to, for at most the conn's timeout:
-// -timeout bounds each wait, not the run.
-func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
+// next takes the next event of evd into *ev, polling (dat_evd_dequeue) or
+// blocking (dat_evd_wait) as the conn is set up to, for at most the conn's
+// timeout: -timeout bounds each wait, not the run.
+func (c *conn) next(evd *udat.EVD, ev *udat.Event) error {
 	if c.block {
 		// A blocking wait that finds its event queued does not block, and
 		// a run of such waits is busy polling to the scheduler: it yields
 		// like the polling loop (measured: without it, a futex wake-up
 		// pair and a sysmon nanosleep per completion).
 		c.yield.due()
-		ev, _, err := evd.Wait(usec(c.timeout), 1)
+		var err error
+		*ev, _, err = evd.Wait(usec(c.timeout), 1)
 		if errors.Is(err, udat.ErrTimeoutExpired) {
-			return ev, c.timedOut()
+			return c.timedOut()
 		}
-		return ev, err
+		return err
 	}
 	var deadline time.Time
 	for i := 0; ; i++ {
 		c.yield.poll()
-		ev, err := evd.Dequeue()
-		if err == nil {
-			return ev, nil
-		}
-		if err != udat.ErrQueueEmpty { // Dequeue returns the sentinel itself
-			return ev, err
+		err := evd.DequeueInto(ev)
+		if err != udat.ErrQueueEmpty { // DequeueInto returns the sentinel itself
+			return err
 		}
 		if i&0xfff == 0xfff {
 			now := time.Now()
 			if deadline.IsZero() {
 				deadline = now.Add(c.timeout)
 			} else if now.After(deadline) {
-				return ev, c.timedOut()
+				return c.timedOut()
 			}
 		}
 	}
@@ -260,16 +260,15 @@ func (c *conn) next(evd *udat.EVD) (udat.Event, error) {
 
 // nextDTO waits for a DTO completion on evd and checks that it succeeded.
 func (c *conn) nextDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, error) {
-	var ev udat.Event
-	var err error = udat.ErrQueueEmpty
+	ev := &c.ev
+	err := error(udat.ErrQueueEmpty)
 	if !c.block {
-		// Most polls find their completion queued: take it here, without
-		// copying the 280-byte event through next.
+		// Most polls find their completion queued: take it here.
 		c.yield.poll()
-		ev, err = evd.Dequeue()
+		err = evd.DequeueInto(ev)
 	}
 	if err == udat.ErrQueueEmpty {
-		ev, err = c.next(evd)
+		err = c.next(evd, ev)
 	}
 	if err != nil {
 		return udat.DTOCompletionData{}, fmt.Errorf("%s: %w", what, err)
