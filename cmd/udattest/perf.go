@@ -285,7 +285,8 @@ func (r *lazyReaper) wait() error {
 // drain reaps the completions already there.
 func (r *lazyReaper) drain() error {
 	for r.pending > 0 {
-		ev, err := r.c.reqEVD.Dequeue()
+		ev := &r.c.ev
+		err := r.c.reqEVD.DequeueInto(ev)
 		if err == udat.ErrQueueEmpty {
 			return nil
 		}

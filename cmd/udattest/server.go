@@ -298,7 +298,7 @@ func sinkSends(c *conn, n, size int) error {
 			return err
 		}
 		for i < n && len(recvs) < cap(recvs) {
-			ev, err := c.rcvEVD.Dequeue()
+			err := c.rcvEVD.DequeueInto(&c.ev)
 			if err == udat.ErrQueueEmpty {
 				break
 			}
@@ -306,7 +306,7 @@ func sinkSends(c *conn, n, size int) error {
 				return fmt.Errorf("message %d of %d: %w", i+1, n, err)
 			}
 			i++
-			if err := take(i, ev.DTO); err != nil {
+			if err := take(i, c.ev.DTO); err != nil {
 				return err
 			}
 		}
