@@ -211,6 +211,34 @@ func ExampleEVD_PostSE() {
 	// true
 }
 
+// A polling loop takes its events into one Event it reuses, and stops at
+// the ErrQueueEmpty that DequeueInto returns itself.
+func ExampleEVD_DequeueInto() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	evd, _ := ia.CreateEVD(4, udat.EVDSoftwareFlag)
+	for _, s := range []string{"one", "two"} {
+		evd.PostSE(udat.Event{Number: udat.EventSoftware, Software: s})
+	}
+	var ev udat.Event
+	for {
+		err := evd.DequeueInto(&ev)
+		if err == udat.ErrQueueEmpty {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(ev.Number, ev.Software)
+	}
+	// Output:
+	// DAT_SOFTWARE_EVENT one
+	// DAT_SOFTWARE_EVENT two
+}
+
 // A batch of DTOs goes to the provider in one call: here an RDMA write and
 // a send behind it, which the peer receives with a batch of receives.
 func ExampleEP_PostRequests() {
