@@ -19,9 +19,9 @@ package udat_test
 //	poll-allocs/DTO    heap allocations per completion reaped
 //	post-cgo/batch     Go-to-C calls made by posting a batch (for
 //	                   send/recv: the receives and the sends)
-//	poll-cgo/batch     Go-to-C calls made by the Dequeue calls that
+//	poll-cgo/batch     Go-to-C calls made by the DequeueInto calls that
 //	                   returned a completion
-//	empty-polls/batch  Dequeue calls that found nothing (each one cgo call)
+//	empty-polls/batch  DequeueInto calls that found nothing (each one cgo call)
 //
 // The cgo figures are read from the runtime's own counter
 // (/cgo/go-to-c-calls:calls), not estimated.
@@ -125,12 +125,14 @@ func newBenchPair(b *testing.B) *benchPair {
 	return p
 }
 
-// reap dequeues n DTO completions from e, busy polling. It returns the
-// number of Dequeue calls that found the EVD empty.
+// reap dequeues n DTO completions from e, busy polling with DequeueInto
+// (the lean form a polling loop should use). It returns the number of calls
+// that found the EVD empty.
 func reap(b *testing.B, e *udat.EVD, n int) int {
 	empty := 0
+	var ev udat.Event
 	for got := 0; got < n; {
-		ev, err := e.Dequeue()
+		err := e.DequeueInto(&ev)
 		if err != nil {
 			if errors.Is(err, udat.ErrQueueEmpty) {
 				empty++
@@ -219,7 +221,7 @@ func measure(b *testing.B, batch int, dp dataPath) {
 	b.ReportMetric(float64(pc.empty)/rounds, "empty-polls/batch")
 }
 
-// pollCounter, when set, makes the poll phase count per Dequeue call.
+// pollCounter, when set, makes the poll phase count per DequeueInto call.
 var pollCounter *pollCount
 
 type pollCount struct {
@@ -227,7 +229,7 @@ type pollCount struct {
 	allocs, cgo, empty uint64
 }
 
-// reapCounted is reap, with counting per Dequeue call when a pass asks for
+// reapCounted is reap, with counting per DequeueInto call when a pass asks for
 // it: allocations and cgo calls of the calls that returned a completion,
 // and the number of calls that found the EVD empty.
 func reapCounted(b *testing.B, e *udat.EVD, n int) {
@@ -236,9 +238,10 @@ func reapCounted(b *testing.B, e *udat.EVD, n int) {
 		reap(b, e, n)
 		return
 	}
+	var ev udat.Event
 	for got := 0; got < n; {
 		a0, c0 := pc.c.read()
-		ev, err := e.Dequeue()
+		err := e.DequeueInto(&ev)
 		a1, c1 := pc.c.read()
 		if err != nil {
 			if errors.Is(err, udat.ErrQueueEmpty) {
