@@ -338,13 +338,20 @@ two binaries in one boot, msg/s; a guest instruction saved per write is worth ab
 | udattest's polling wait takes the event where it checks it, not through a 280-byte copy | 57,844 -> 58,558 | 211 |
 | udattest posts one operation with the DAT call directly | 58,560 -> 58,855 | 86 |
 
-A fourth change, reporting a completion from its ring slot where it lies (no 72-byte copy, a slot
-index by mask, only what a DTO event sets cleared), gained 196 more (58,790 -> 59,474) but was taken
-back: with it, 6 of 15 runs of the two-host tests (the suite, or its TestHostFreezes and TestLoss) lost
-the link between the VMs for good (A's NIC stopped transmitting: its tx_packets froze and not even TCP
-left it, while udat sat idle), against 0 of 6 without it. Its parts alone then passed 5 of 5 and the
-whole change its last 2, so whether the change causes it or only meets an intermittent fault of the
-emulated link more often is not known yet.
+**Third round** (measured the same way, three binaries in one boot; the round's start ran first and
+last, 58,785 and 58,631, mean 58,708):
+
+| Change | RDMA write 64 B | instructions per write saved |
+|---|---:|---:|
+| a completion reported from its ring slot where it lies (no 72-byte copy, a slot index by mask, only what a DTO event sets cleared) | 58,708 -> 59,438 | 209 |
+| \`EVD.DequeueInto\`: the event copied once, into the caller's \`Event\`, which udattest's loops reuse | 59,438 -> 60,164 | 203 |
+
+RDMA read 64 B, 100,000 reads, the two ends of the round alternated in one boot: 49,976 and 49,475
+against 50,950 and 50,871 msg/s. The first change of this round was taken back once: with it 6 of 15
+runs of the two-host tests lost the link between the VMs for good. The evidence puts that on the
+emulated NIC: it hit main without the change too, and with the NICs' \`event_idx\` off
+(scripts/vmpair.sh) 20 runs of the tests that met it most (TestHostFreezes and TestLoss), 12 of them
+with this change, passed.
 
 And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
@@ -356,15 +363,27 @@ msg/s, send/recv 64 B from 25,697 to 28,294 (1.25 context switches per message t
 64 B from 58,829 to 58,702.
 
 Where the instructions of a 64 B write go now (callgrind in the VM, 20,000 writes; valgrind slows user
-space, so the runtime's timer-driven work is overstated): the post path about 1,630 of which the Go side
-about 890 (\`postRequests\` 250, \`checkIOV\` 130, \`checkRequest\` 100, \`SendBatch.Set\` 95, \`reserve\`
-80, the LMR lookup, the lock, the DAT call) and the cgo crossing and C about 740 (the runtime's
-\`entersyscall\`/\`exitsyscall\` about 250-350, librxe's post 264, libc's write wrapper 52); the completion
-path about 920 per completion (\`EVD.deliver\` with \`fifoRing.complete\`, \`next\`, \`release\`,
-\`slotEventTo\` and \`pushSlotLocked\`, the amortized \`ibv_poll_cq\`, and \`Dequeue\`'s copy of the 280-byte
-Event into its result, which the API's shape makes); udattest's loop about 480. C DAPL's whole user side is about
-1,000. What is left is spread thin: no function above 250, and the cgo crossing alone is a quarter of
-C's total.
+space, so the runtime's timer-driven work is overstated): the post path about 1,520, of which the Go side
+about 850 (\`postRequests\` 250, \`checkIOV\` 130, \`checkRequest\` 100, \`SendBatch.Set\` 95, \`reserve\`
+80, the LMR lookup, the lock, the DAT call) and the cgo crossing and C about 670 (the runtime's
+\`entersyscall\`/\`exitsyscall\` about 250, librxe's post 264, libc's write wrapper 21); the completion
+path about 890 per completion, of which \`DequeueInto\` 715 (the amortized \`ibv_poll_cq\` and its
+crossing, \`EVD.deliver\` about 510 with \`fifoRing.complete\`, \`next\`, \`release\`, \`slotEventTo\`,
+\`pushSlotLocked\` and the EP lookup, and the one copy of the 280-byte Event); udattest's loop about
+180. C DAPL's whole user side is about 1,000. What is left is spread thin: no function above 250, and
+the two cgo crossings per write (the post, and the poll that finds its completion: on one vCPU the
+post's system call runs the kernel's work to the completion, so each poll finds one) cost about 500,
+half of C's total. Removing them would take one C call that posts and then polls, or a completion
+queue read from Go without cgo (librxe's queue is shared memory, but its layout is the provider's,
+not an API).
+
+**send/recv on one vCPU.** Both ends busy-poll, and with one CPU they take turns: counted with
+\`perf stat\` over 20,000 64 B sends, udattest's server ran 399 ms (376 of them in user space,
+polling) and its client 375 ms of the 697 ms the run took. The server spins through its share
+whether it has work or not, so each instruction the client spends costs about two of the run's time;
+perftest's ends both poll the same way. strace counted the same system calls per message for both
+clients (one write(2), the post's doorbell), plus, for udattest, the runtime's futex and nanosleep calls
+(0.05 per message).
 
 **The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
 (deterministic VM: TCP handshake; 2-vCPU VM: \`-R\`), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`,
