@@ -261,7 +261,7 @@ func (c *conn) next(evd *udat.EVD, ev *udat.Event) error {
 // nextDTO waits for a DTO completion on evd and checks that it succeeded.
 func (c *conn) nextDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, error) {
 	ev := &c.ev
-	err := error(udat.ErrQueueEmpty)
+	var err error = udat.ErrQueueEmpty
 	if !c.block {
 		// Most polls find their completion queued: take it here.
 		c.yield.poll()
