@@ -71,7 +71,9 @@ const (
 	// without waking a waiter.
 	CompletionUnsignalled CompletionFlags = 0x04
 	// CompletionBarrierFence is DAT_COMPLETION_BARRIER_FENCE_FLAG: do not
-	// start until all earlier RDMA reads completed.
+	// start until all earlier RDMA reads (and IB atomics) of the EP
+	// completed. With none outstanding there is nothing to wait for, and
+	// the work request goes to the device unfenced (see README).
 	CompletionBarrierFence CompletionFlags = 0x08
 	// CompletionEVDThreshold is DAT_COMPLETION_EVD_THRESHOLD_FLAG (uDAPL, EP
 	// receive attribute): waiters are woken by the dat_evd_wait threshold.

@@ -216,6 +216,31 @@ func (r *fifoRing) unsettled() bool {
 	return false
 }
 
+// readsBefore reports whether an RDMA read or atomic posted before seq may
+// still be in progress: what a barrier fence on seq waits for. Without one
+// the fence is left off the work request, which spares Soft-RoCE's fence
+// check, a stall now and then on Linux 6.1 (README, on
+// DAT_COMPLETION_BARRIER_FENCE_FLAG). Caller holds mu.
+func (r *fifoRing) readsBefore(seq uint32) bool {
+	for q := r.head; q != seq; q++ {
+		s := &r.slots[q&r.mask]
+		if s.busy && !s.done && !s.flushed && s.op.waitedByFence() {
+			return true
+		}
+	}
+	return false
+}
+
+// waitedByFence reports whether a barrier fence waits for DTOs of op: RDMA
+// reads and atomics, whose results come back from the peer.
+func (op DTOOp) waitedByFence() bool {
+	switch op {
+	case DTORDMARead, DTOIBFetchAdd, DTOIBCmpSwap:
+		return true
+	}
+	return false
+}
+
 // reserve takes the next slot and returns its sequence number. Caller holds
 // mu and has checked full().
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {

@@ -371,7 +371,8 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		if berr != nil {
 			continue // checked and reserved; unreserved below
 		}
-		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled),
+		fence := req.Flags&CompletionBarrierFence != 0 && r.readsBefore(seq)
+		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: req.Add, Swap: req.Swap}
 		if req.Op == DTOIBCmpSwap {
@@ -421,12 +422,14 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 }
 
 // sendFlags are the work request flags of req, whose DTO moves total bytes.
-func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled bool) cverbs.SendFlags {
+// fence is CompletionBarrierFence where it has something to wait for (see
+// fifoRing.readsBefore).
+func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fence bool) cverbs.SendFlags {
 	var wf cverbs.SendFlags
 	if signaled {
 		wf |= cverbs.SendSignaled
 	}
-	if req.Flags&CompletionBarrierFence != 0 {
+	if fence {
 		wf |= cverbs.SendFence
 	}
 	if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes

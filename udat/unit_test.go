@@ -114,6 +114,37 @@ func TestFIFORingStaleAndDrain(t *testing.T) {
 	require.Zero(t, r.outstanding())
 }
 
+// A barrier fence waits only for RDMA reads and atomics posted before it
+// that have not completed: the ring tells whether there is one.
+func TestFIFORingReadsBefore(t *testing.T) {
+	r := newFIFORing(8, 1, wrKindSend)
+	w := r.reserve(1, 8, DTORDMAWrite, true, nil)
+	r.reserve(2, 8, DTOSend, true, nil)
+	require.False(t, r.readsBefore(r.tail), "writes and sends are not waited for")
+
+	rd := r.reserve(3, 8, DTORDMARead, false, nil) // unsignalled
+	fenced := r.reserve(4, 8, DTORDMAWrite, true, nil)
+	require.True(t, r.readsBefore(fenced), "an outstanding read")
+	require.False(t, r.readsBefore(rd), "only DTOs posted before seq count")
+
+	_, ok := take(r, r.owner, w)
+	require.True(t, ok)
+	require.True(t, r.readsBefore(fenced), "the read is still outstanding")
+	// The fenced write's completion settles the unsignalled read before it.
+	require.True(t, r.complete(r.owner, fenced, DTOSuccess, &cverbs.WC{}))
+	require.False(t, r.readsBefore(r.tail), "the read completed")
+
+	for _, op := range []DTOOp{DTOIBFetchAdd, DTOIBCmpSwap} {
+		a := r.reserve(5, 8, op, true, nil)
+		require.True(t, r.readsBefore(r.tail), "%v is waited for", op)
+		require.True(t, r.complete(r.owner, a, DTOSuccess, &cverbs.WC{}))
+		require.False(t, r.readsBefore(r.tail))
+	}
+	// A read flushed at post time never reached the hardware.
+	r.reserveFlushed(6, DTORDMARead)
+	require.False(t, r.readsBefore(r.tail))
+}
+
 func TestPoolRing(t *testing.T) {
 	r := newPoolRing(2, 1)
 	l := fakeLMR(nil, 0x2000, 4096, MemPrivAll)
