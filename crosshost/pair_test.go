@@ -289,13 +289,14 @@ func hostFault(t *testing.T, what string) {
 	require.NoError(t, err)
 	reply := strings.TrimSpace(string(b))
 	require.True(t, strings.HasPrefix(reply, "ok"), "host request %q: %s", what, reply)
-	if what == "kill B" {
+	if what == "kill B" || what == "boot B" { // boot B kills a B still running
 		peerGen.Add(1)
 	}
 	t.Logf("host: %s: %s (%v)", what, reply, time.Since(start).Round(time.Millisecond))
 }
 
-// rebootPeer boots B again after a fault killed it, and waits for its agent.
+// rebootPeer boots B again (after a fault killed it, or to replace its
+// kernel), and waits for its agent.
 func rebootPeer(t *testing.T) {
 	t.Helper()
 	os.Remove(filepath.Join(pairDir(), "peer.ready"))

@@ -22,6 +22,8 @@ type roleArgs struct {
 	DP      dpOpts `json:"dp"`
 	DatPeer string `json:"datpeer,omitempty"` // the C datpeer binary
 	Stream  stream `json:"stream"`
+	// BounceMS is how long bounce-source keeps its host's link down.
+	BounceMS int `json:"bounce_ms,omitempty"`
 }
 
 // A role is one side of a cross-host test, run by the peer agent in VM B
