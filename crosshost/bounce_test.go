@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
@@ -32,12 +31,7 @@ func init() { roles["bounce-source"] = bounceSource }
 // link going down, then EventConnectionBroken; every DTO and receive it
 // posted must complete.
 func bounceSource(ctx context.Context, req request, ready func(), rl *roleLog) error {
-	addr, err := netip.ParseAddr(req.Addr)
-	if err != nil {
-		return err
-	}
-	ready()
-	src, err := connectSource(ctx, req.Args.Stream, addr, req.Port)
+	src, err := dialSource(ctx, req, ready)
 	if err != nil {
 		return err
 	}

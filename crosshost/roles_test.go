@@ -64,12 +64,7 @@ var roles = map[string]role{
 	// stream-source connects to a sink on the test's host and streams
 	// until the role ends (or its host dies).
 	"stream-source": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
-		addr, err := netip.ParseAddr(req.Addr)
-		if err != nil {
-			return err
-		}
-		ready()
-		src, err := connectSource(ctx, req.Args.Stream, addr, req.Port)
+		src, err := dialSource(ctx, req, ready)
 		if err != nil {
 			return err
 		}
@@ -198,4 +193,15 @@ func runDatPeer(ctx context.Context, bin string, ready func(), rl *roleLog, args
 		return fmt.Errorf("datpeer %s ended without PASSED", strings.Join(args, " "))
 	}
 	return nil
+}
+
+// dialSource starts a role that streams to a sink on the test's host: it
+// reports ready, then connects to req.Addr.
+func dialSource(ctx context.Context, req request, ready func()) (*source, error) {
+	addr, err := netip.ParseAddr(req.Addr)
+	if err != nil {
+		return nil, err
+	}
+	ready()
+	return connectSource(ctx, req.Args.Stream, addr, req.Port)
 }
