@@ -128,6 +128,7 @@ func (qp *QP) Cap() QPCap                             { return QPCap{} }
 func (qp *QP) SRQ() *SRQ                              { return nil }
 func (qp *QP) Close() error                           { return nil }
 func (qp *QP) State() (QPState, error)                { return 0, unsupported("ibv_query_qp") }
+func (qp *QP) QueryRTS() (RTSAttr, error)             { return RTSAttr{}, unsupported("ibv_query_qp") }
 func (qp *QP) ToInit(port uint8, access Access) error { return unsupported("ibv_modify_qp(INIT)") }
 func (qp *QP) ToRTR(a RTRAttr) error                  { return unsupported("ibv_modify_qp(RTR)") }
 func (qp *QP) ToRTS(a RTSAttr) error                  { return unsupported("ibv_modify_qp(RTS)") }

@@ -207,6 +207,25 @@ func (qp *QP) State() (QPState, error) {
 	return QPState(st), nil
 }
 
+// QueryRTS reads back the attributes ToRTS sets (ibv_query_qp). On the
+// passive side of an rdma_cm connection RetryCnt and RNRRetry are the ones
+// the peer asked for in its request.
+func (qp *QP) QueryRTS() (RTSAttr, error) {
+	const op = "ibv_query_qp"
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return RTSAttr{}, err
+	}
+	defer qp.mu.Unlock()
+	var psn C.uint32_t
+	var timeout, retry, rnr, rd C.uint8_t
+	if rc := C.cverbs_query_rts(cqp, &psn, &timeout, &retry, &rnr, &rd); rc != 0 {
+		return RTSAttr{}, opErr(op, int(rc))
+	}
+	return RTSAttr{SQPSN: uint32(psn), Timeout: int(timeout), RetryCnt: int(retry),
+		RNRRetry: int(rnr), MaxRdAtomic: int(rd)}, nil
+}
+
 // ToInit moves the QP from RESET to INIT on port with the given remote
 // access rights (pkey index 0).
 func (qp *QP) ToInit(port uint8, access Access) error {

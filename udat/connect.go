@@ -257,6 +257,7 @@ func (ep *EP) establishedLocked(pd []byte) {
 	if !ep.state.CompareAndSwap(uint32(s), uint32(EPStateConnected)) {
 		return
 	}
+	ep.armWatch()
 	ep.connEVD.pushInternal(Event{Number: EventConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
 }
 

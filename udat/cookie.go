@@ -114,6 +114,9 @@ type fifoRing struct {
 	// flushing: the QP is in the error state (EP.setFlushing), so a new
 	// DTO completes as flushed at post, whatever the EP's state.
 	flushing bool
+	// stalled: the watchdog gave up on the queue (watchdog.go), so the
+	// first DTO the device flushes is the one that failed.
+	stalled bool
 	scratch
 }
 
@@ -302,6 +305,9 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if !s.busy || s.done || s.flushed {
 		return false
 	}
+	if status == DTOErrFlushed && r.stalled {
+		status, r.stalled = DTOErrTransport, false
+	}
 	s.done, s.report = true, s.op != dtoMarker
 	s.record(status, wc)
 	r.dropLMRs(seq & r.mask)
@@ -390,11 +396,14 @@ func (r *fifoRing) drain() []dtoSlot {
 		case s.busy && !s.done && s.signaled && s.op != dtoMarker:
 			out := *s
 			out.status = DTOErrFlushed
+			if r.stalled {
+				out.status, r.stalled = DTOErrTransport, false
+			}
 			left = append(left, out)
 		}
 		r.release(int(r.head & r.mask))
 	}
-	r.owner = newOwner()
+	r.owner, r.stalled = newOwner(), false
 	return left
 }
 

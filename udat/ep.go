@@ -49,6 +49,16 @@ type EPAttr struct {
 	// the EP waits for an acknowledgement before it resends. Each side uses
 	// its own.
 	ACKTimeout int
+	// StallTimeout is how long a connected EP's send queue may go without
+	// a completion, while the device works on DTOs that do not wait for the
+	// peer's receives, before the EP gives up on it as the device should
+	// have (watchdog.go): the oldest DTO fails with DTOErrTransport, the
+	// rest are flushed and EventConnectionBroken follows. Each 4 KiB the
+	// next completion waits for adds one ACK timeout. 0 is twice the
+	// device's own limit (DeadPeerTimeout, from the retry count the
+	// connection really uses), at least 1 s, and no watch at all with a
+	// retry count of 7; negative: no watch.
+	StallTimeout time.Duration
 }
 
 // DefaultEPAttr returns the attributes an EP gets when CreateEP is given nil.
@@ -103,6 +113,7 @@ type EP struct {
 	hardHW      int
 	freeing     bool  // Free is under way
 	ud          *udEP // a UD EP's peers (ud.go); nil for RC
+	watch       stallWatch
 }
 
 // State returns the EP's current state.

@@ -132,9 +132,10 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ia.cancel = cancel
-	ia.loops.Add(2)
+	ia.loops.Add(3)
 	go eventLoop(ctx, &ia.loops, ia.ech.GetEvent, ia.dispatchCM)
 	go eventLoop(ctx, &ia.loops, ia.vctx.WaitAsyncEvent, ia.handleAsync)
+	go ia.watchProgress(ctx, &ia.loops)
 	return ia, nil
 }
 

@@ -455,6 +455,32 @@ static inline int cverbs_query_qp_state(struct ibv_qp *qp, int *state)
 	return rc;
 }
 
+/*
+ * cverbs_query_rts reads back the attributes cverbs_to_rts sets. On the
+ * passive side of an rdma_cm connection the retry counts come from the
+ * peer's request, not from the caller.
+ */
+static inline int cverbs_query_rts(struct ibv_qp *qp, uint32_t *sq_psn,
+				   uint8_t *timeout, uint8_t *retry_cnt,
+				   uint8_t *rnr_retry, uint8_t *max_rd_atomic)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	rc = ibv_query_qp(qp, &attr,
+			  IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+			  &init);
+	*sq_psn = attr.sq_psn;
+	*timeout = attr.timeout;
+	*retry_cnt = attr.retry_cnt;
+	*rnr_retry = attr.rnr_retry;
+	*max_rd_atomic = attr.max_rd_atomic;
+	return rc;
+}
+
 /* ---- rdma_cm ---- */
 
 /*

@@ -1,0 +1,196 @@
+package udat
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The progress watchdog: a backstop for a device that stops working on a
+// send queue without reporting an error. An RC queue pair that gets no
+// acknowledgement resends and, after RetryCount resends in a row, fails
+// its DTO with a transport error. Soft-RoCE on Linux 6.1 now and then stops
+// after one resend instead (after a link outage, and for some fenced RDMA
+// reads: README), and its DTOs would then never complete. So a goroutine of
+// the IA looks at every connected EP's send queue each watchTick; when DTOs
+// are outstanding and none has completed for longer than the EP's stall
+// budget, it moves the EP to the error state as the device should have:
+// the oldest DTO fails with DTOErrTransport, the rest are flushed, and
+// EventConnectionBroken follows.
+//
+// The watchdog gives the device the first word: its budget is twice the
+// time after which the device itself reports a dead peer. It does not watch
+// what may legitimately wait for ever: an EP whose retry count is 7 (on
+// Soft-RoCE: never give up), and a queue whose next completion waits on a
+// send (or an RDMA write with immediate data), which the peer holds back,
+// without limit, until it posts a receive. A long DTO takes long to
+// complete, so each 4 KiB the next completion waits for adds one ACK
+// timeout (on an emulated link at 10 % loss a 4 KiB write took about a
+// third of that).
+const (
+	watchTick       = 100 * time.Millisecond
+	minStallTimeout = time.Second // what a busy VM may delay a retransmit timer by
+	stallChunk      = 4096        // bytes per ACK timeout added to the budget
+)
+
+// stallWatch is the watchdog's record of one EP's send queue.
+type stallWatch struct {
+	// Set when the EP connects, read by the watchdog: the budget (0: not
+	// watched) and the EP's ACK timeout.
+	budget, ackTimeout atomic.Int64
+	// Used by the watchdog's goroutine only.
+	busy        bool // DTOs were outstanding at the last look
+	owner, head uint32
+	stalled     time.Duration // how long the head has not moved
+}
+
+// armWatch sets the EP's stall budget from its queue pair's retry count and
+// ACK timeout (on the passive side, the count is the peer's), or turns the
+// watch off: see watchdog.go. Called as the EP becomes connected.
+func (ep *EP) armWatch() {
+	w := &ep.watch
+	w.budget.Store(0)
+	if ep.isUD() || ep.attr.StallTimeout < 0 {
+		return
+	}
+	rts, err := ep.qp.QueryRTS()
+	if err != nil || rts.Timeout == 0 {
+		return // no ACK timeout: the device never gives up either
+	}
+	ack := ACKTimeoutDuration(rts.Timeout)
+	budget := ep.attr.StallTimeout
+	if budget == 0 {
+		if rts.RetryCnt >= maxRetryCount {
+			return
+		}
+		budget = max(2*time.Duration(rts.RetryCnt+1)*ack, minStallTimeout)
+	}
+	w.ackTimeout.Store(int64(ack))
+	w.budget.Store(int64(budget))
+}
+
+// watchProgress runs the watchdog until ctx ends.
+func (ia *IA) watchProgress(ctx context.Context, wg *sync.WaitGroup) {
+	defer wg.Done()
+	t := time.NewTicker(watchTick)
+	defer t.Stop()
+	last := time.Now()
+	var eps []*EP
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			// A tick late by more than one period (the process or the
+			// whole machine was stopped) counts as two: a queue the
+			// device could not serve meanwhile is not stalled.
+			dt := min(now.Sub(last), 2*watchTick)
+			last = now
+			eps = ia.watchedEPs(eps[:0])
+			for i, ep := range eps {
+				ep.checkProgress(dt)
+				eps[i] = nil
+			}
+		}
+	}
+}
+
+// watchedEPs appends the EPs with a stall budget to eps.
+func (ia *IA) watchedEPs(eps []*EP) []*EP {
+	ia.epMu.RLock()
+	defer ia.epMu.RUnlock()
+	for _, ep := range ia.epByQP {
+		if ep.watch.budget.Load() != 0 {
+			eps = append(eps, ep)
+		}
+	}
+	return eps
+}
+
+// checkProgress looks at the EP's send queue dt after the last look, and
+// breaks the connection when the queue has stalled for longer than its
+// budget.
+func (ep *EP) checkProgress(dt time.Duration) {
+	w := &ep.watch
+	r := ep.sq
+	r.mu.Lock()
+	idle := r.idle()
+	r.mu.Unlock()
+	// Completions the device holds are progress nobody has polled yet.
+	// With the EVD's queue full they cannot be taken: no verdict.
+	if idle || ep.dead() || ep.getState() != EPStateConnected || !ep.reqEVD.catchUp() {
+		w.busy, w.stalled = false, 0
+		return
+	}
+	r.mu.Lock()
+	watch, bytes := r.awaited()
+	owner, head := r.owner, r.head
+	r.mu.Unlock()
+	if !watch || !w.busy || owner != w.owner || head != w.head {
+		w.busy, w.owner, w.head, w.stalled = watch, owner, head, 0
+		return
+	}
+	w.stalled += dt
+	budget := time.Duration(w.budget.Load()) + time.Duration(bytes/stallChunk)*time.Duration(w.ackTimeout.Load())
+	if w.stalled <= budget {
+		return
+	}
+	w.busy, w.stalled = false, 0
+	r.mu.Lock()
+	still := r.owner == owner && r.head == head
+	r.stalled = r.stalled || still
+	r.mu.Unlock()
+	if still {
+		ep.markBroken()
+	}
+}
+
+// awaited reports whether the queue's next completion is one the watchdog
+// may wait for, and how many bytes the device must move before it: the
+// DTOs up to the oldest signalled one still in progress (unsignalled ones
+// before it complete with it). It is not when nothing is in progress, or
+// when one of those DTOs needs a receive from the peer, which may
+// rightly hold it back for ever (RNR retry count 7). Caller holds mu.
+func (r *fifoRing) awaited() (watch bool, bytes uint64) {
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q&r.mask]
+		if !s.busy || s.done || s.flushed {
+			continue
+		}
+		if s.op.usesPeerReceive() {
+			return false, 0
+		}
+		bytes += s.length
+		if s.signaled {
+			return true, bytes
+		}
+	}
+	return false, 0
+}
+
+// usesPeerReceive reports whether a DTO of op consumes a receive at the
+// peer, which holds it back until one is posted.
+func (op DTOOp) usesPeerReceive() bool {
+	return op == DTOSend || op == DTOIBRDMAWriteImmed
+}
+
+// catchUp moves the completions the device holds into the EVD's queue, as a
+// wait would, and reports whether they all fit: false when the queue is
+// full and the device may still hold some.
+func (e *EVD) catchUp() bool {
+	if e == nil {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead() {
+		return false
+	}
+	before := e.qn
+	e.pollLocked()
+	if e.qn > before {
+		e.wakeLocked()
+	}
+	return e.qn < len(e.q)
+}

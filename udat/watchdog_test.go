@@ -1,0 +1,99 @@
+//go:build linux && cgo
+
+package udat
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// silencePeer moves the server's queue pair to the error state behind the
+// library's back: Soft-RoCE then drops whatever the client sends, without
+// a word. The server has nothing posted, so it reports nothing either.
+func silencePeer(t *testing.T, p *pair) {
+	t.Helper()
+	require.NoError(t, p.server.ep.qp.ToError())
+}
+
+// A queue the device leaves stalled without an error ends through the
+// watchdog: with retry count 7 Soft-RoCE resends to a silent peer for
+// ever, so only the watchdog can end these writes. The oldest fails with
+// DTOErrTransport, the others are flushed, the connection breaks, and not
+// before the budget.
+func TestWatchdogEndsStalledQueue(t *testing.T) {
+	const budget = 300 * time.Millisecond
+	p := newPair(t, pairOpts{clientAttr: &EPAttr{RetryCount: 7, StallTimeout: budget}})
+	c, s := p.client, p.server
+	silencePeer(t, p)
+	start := time.Now()
+	const n = 3
+	for i := range n {
+		require.NoError(t, c.ep.PostRDMAWrite([]LMRTriplet{c.lmr.Triplet(i*64, 64)}, uint64(i+1), s.lmr.RMRTriplet(i*64, 64), CompletionDefault))
+	}
+	for i := range n {
+		d := waitDTO(t, c.req)
+		require.Equal(t, uint64(i+1), d.Cookie)
+		want := DTOErrFlushed
+		if i == 0 {
+			want = DTOErrTransport
+			took := time.Since(start)
+			t.Logf("the stalled write failed %v after it was posted (budget %v)", took, budget)
+			require.GreaterOrEqual(t, took, budget, "not before the budget")
+		}
+		require.Equal(t, want, d.Status, "DTO %d", i+1)
+	}
+	ev := waitEvent(t, c.conn)
+	require.Equal(t, EventConnectionBroken, ev.Number)
+	require.Equal(t, EPStateDisconnected, c.ep.getState())
+	requireEmpty(t, c.req)
+}
+
+// A send waits, rightly and for as long as it takes, for the peer to post
+// a receive (RNR retry count 7): the watchdog leaves it alone. (With a
+// retry count below 7 Soft-RoCE itself fails such a send after about
+// DeadPeerTimeout: README.)
+func TestWatchdogSparesSendWaitingForReceive(t *testing.T) {
+	const budget = 200 * time.Millisecond
+	p := newPair(t, pairOpts{clientAttr: &EPAttr{RetryCount: 7, StallTimeout: budget}})
+	c, s := p.client, p.server
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 64)}, 1, CompletionDefault))
+	time.Sleep(5 * budget)
+	if c.ep.getState() != EPStateConnected {
+		ev, err := c.req.Dequeue()
+		t.Fatalf("the EP broke while the send waited for a receive: %v %+v %v", ev.Number, ev.DTO, err)
+	}
+	requireEmpty(t, c.req)
+	postRecvs(t, s, 0, 64, 1, 10)
+	require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
+	require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+	requireEmpty(t, c.conn)
+}
+
+// The budget follows the retry count and ACK timeout the connection really
+// uses: the passive side takes the active side's retry count, and a retry
+// count of 7 (never give up) turns the watch off.
+func TestWatchdogBudget(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		client, server EPAttr
+		wantC, wantS   time.Duration
+	}{
+		{"defaults", EPAttr{}, EPAttr{}, minStallTimeout, minStallTimeout},
+		{"longer ACK timeout", EPAttr{ACKTimeout: 16}, EPAttr{},
+			2 * 7 * ACKTimeoutDuration(16), minStallTimeout},
+		{"retry count 7 on the active side", EPAttr{RetryCount: 7}, EPAttr{RetryCount: 2}, 0, 0},
+		{"retry count 7 on the passive side", EPAttr{RetryCount: 2}, EPAttr{RetryCount: 7},
+			minStallTimeout, minStallTimeout},
+		{"explicit", EPAttr{RetryCount: 7, StallTimeout: 5 * time.Second}, EPAttr{StallTimeout: -1},
+			5 * time.Second, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPair(t, pairOpts{clientAttr: &c.client, serverAttr: &c.server})
+			require.Equal(t, c.wantC, time.Duration(p.client.ep.watch.budget.Load()), "client")
+			require.Equal(t, c.wantS, time.Duration(p.server.ep.watch.budget.Load()), "server")
+			disconnectPair(t, p)
+		})
+	}
+}
