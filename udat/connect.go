@@ -30,7 +30,7 @@ const (
 	maxConnectPrivateData = 56
 	maxAcceptPrivateData  = 160
 	maxRejectPrivateData  = 144
-	cmRNRRetryCount       = 7 // forever: a receiver short of receives is not dead
+	cmRNRRetryCount       = 7 // forever: a receiver short of receives is not dead (but see retransmit.go on Soft-RoCE)
 	cmResolveTimeout      = 2 * time.Second
 	ibRejConsumerDefined  = 28 // IB_CM_REJ_CONSUMER_DEFINED
 )

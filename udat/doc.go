@@ -133,9 +133,11 @@
 // are flushed and EventConnectionBroken arrives, about
 // EPAttr.DeadPeerTimeout (0.5 s with the defaults) after the last
 // acknowledgement. The C reference connects with retry count 7, which
-// Soft-RoCE treats as "retry forever". A side with nothing outstanding hears
-// of a broken connection only from the peer's disconnect request; one that
-// must know within a bound posts a small DTO now and then (retransmit.go).
+// Soft-RoCE treats as "retry forever". A watchdog ends a send queue that
+// the device stops serving without an error (EPAttr.StallTimeout,
+// watchdog.go). A side with nothing outstanding hears of a broken
+// connection only from the peer's disconnect request; one that must know
+// within a bound posts a small DTO now and then (retransmit.go).
 //
 // With PSPProviderFlag a PSP creates the EP of each request; the Consumer
 // finds it in CR.Query, gives it a PZ and EVDs with EP.Modify and accepts

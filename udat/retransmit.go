@@ -26,6 +26,12 @@ import (
 // never learns that its peer died; and one lost packet costs 2.1 s. 14 is
 // perftest's ACK timeout.
 //
+// On Soft-RoCE a send waiting for the peer to post a receive spends the
+// budget too (rxe's retransmit timer runs on through "receiver not ready"
+// answers), so it fails with DTOErrTransport after about DeadPeerTimeout;
+// a real adapter waits for the receive (RNR retry count 7). A program
+// whose peer posts receives late sets RetryCount 7 there, as C does.
+//
 // Like C DAPL's ucm and scm providers, the environment variables
 // DAPL_ACK_RETRY and DAPL_ACK_TIMER replace the defaults (the cma provider
 // of C DAPL ignores them).
