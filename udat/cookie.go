@@ -321,6 +321,40 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
+// deliverHead is complete, next, slotEventTo and pop for the usual
+// completion: a successful one of the oldest DTO of the ring, a send, RDMA
+// write, RDMA read or plain receive, reported on e at once. It reports
+// false, having changed nothing, for any other, which complete takes. The
+// DTOs flushed at post time that waited for it are left to next. Caller
+// holds e.mu and r.mu.
+func (r *fifoRing) deliverHead(e *EVD, ep *EP, owner, seq uint32, wc *cverbs.WC) bool {
+	if owner != r.owner || seq != r.head || seq == r.tail {
+		return false
+	}
+	i := seq & r.mask
+	s := &r.slots[i]
+	n := s.length
+	switch {
+	case !s.busy || s.done || s.flushed || s.ah != nil:
+		return false
+	case s.op <= DTORDMARead:
+	case s.op == DTOReceive && wc.Opcode != cverbs.WCRecvRDMAWithImm && wc.Flags&cverbs.WCFlagWithImm == 0:
+		n = uint64(wc.ByteLen)
+	default:
+		return false
+	}
+	ev := e.pushSlotLocked()
+	ev.Number = EventDTOCompletion
+	ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
+	if s.nlmr != 0 {
+		unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
+		s.nlmr = 0
+	}
+	s.busy, s.rmr = false, nil
+	r.head++
+	return true
+}
+
 // dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with,
 // and its address handle.
 func (r *fifoRing) dropLMRs(i uint32) {

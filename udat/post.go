@@ -585,7 +585,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			r = ep.rq
 		}
 		r.mu.Lock()
-		if r.complete(owner, seq, status, wc) {
+		if (status == DTOSuccess && r.deliverHead(e, ep, owner, seq, wc)) || r.complete(owner, seq, status, wc) {
 			for s := r.next(); s != nil; s = r.next() {
 				ep.slotEventTo(e.pushSlotLocked(), s)
 				r.pop()
