@@ -270,6 +270,12 @@ func (c *conn) nextDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, erro
 	if err == udat.ErrQueueEmpty {
 		err = c.next(evd, ev)
 	}
+	return c.checkDTO(ev, err, what)
+}
+
+// checkDTO checks that the event taken into ev, with err the error of the
+// call that took it, is a successful DTO completion.
+func (c *conn) checkDTO(ev *udat.Event, err error, what string) (udat.DTOCompletionData, error) {
 	if err != nil {
 		return udat.DTOCompletionData{}, fmt.Errorf("%s: %w", what, err)
 	}

@@ -206,11 +206,11 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
-		d, err := c.reqDTO("wait for a completion")
+		cookie, err := c.reqCookie("wait for a completion")
 		if err != nil {
 			return 0, fmt.Errorf("after %d of %d operations: %w", completed, n, err)
 		}
-		completed = int(d.Cookie)
+		completed = int(cookie)
 		p.set(int64(completed))
 		if err := c.beat(completed); err != nil {
 			return 0, err
