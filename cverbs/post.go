@@ -162,6 +162,33 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 	return nil
 }
 
+// SetOne is Set for the usual work request, given field by field rather
+// than as a SendWR: a send or RDMA write (with or without immediate data)
+// or an RDMA read, with no address handle. Atomics take Set.
+func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
+	q := &b.qp.sq
+	n := len(sgl)
+	if uint(i) >= uint(len(q.descs)) || n > q.maxSGE || uint(op) >= uint(len(sendOpcodes)) ||
+		op == OpAtomicCmpSwap || op == OpAtomicFetchAdd {
+		return opErr("ibv_post_send", int(syscall.EINVAL))
+	}
+	if n > 0 {
+		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &sgl[0] {
+			copy(room, sgl)
+		}
+	}
+	d := &q.descs[i]
+	d.wr_id = C.uint64_t(id)
+	d.remote_addr = C.uint64_t(remoteAddr)
+	d.ah = 0
+	d.rkey = C.uint32_t(rkey)
+	d.imm = C.uint32_t(imm)
+	d.opcode = C.uint32_t(sendOpcodes[op])
+	d.send_flags = C.uint32_t(flags)
+	d.num_sge = C.int32_t(n)
+	return nil
+}
+
 // Post posts work requests 0 to n-1 with one ibv_post_send and gives the
 // send queue back. It returns how many were posted; when ibv_post_send
 // fails, that is the index of the bad WR and err wraps the errno.

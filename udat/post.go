@@ -372,6 +372,16 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			continue // checked and reserved; unreserved below
 		}
 		fence := req.Flags&CompletionBarrierFence != 0 && r.readsBefore(seq)
+		if req.Op <= DTORDMARead || req.Op == DTOIBRDMAWriteImmed {
+			// Sends, RDMA writes and reads: straight into the descriptor.
+			if serr := b.SetOne(k, makeWRID(r.owner, wrKindSend, seq), req.verb(o), ep.sendFlags(req, o, total, signaled, fence),
+				sge, req.Remote.VirtualAddress, req.Remote.RMRContext, daplImmed(req.Immed)); serr != nil {
+				r.unreserve()
+				err = verbsErr(o.name, serr, InsufficientResources)
+				break
+			}
+			continue
+		}
 		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: req.Add, Swap: req.Swap}
