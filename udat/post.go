@@ -338,9 +338,11 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	var err error
 	for ; k < len(reqs); k++ {
 		req := &reqs[k]
-		room := r.sgeSlot(k)
+		var room []cverbs.SGE
 		if inPlace {
 			room = b.SGL(k)
+		} else {
+			room = r.sgeSlot(k)
 		}
 		var sge []cverbs.SGE
 		var total uint64
