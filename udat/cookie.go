@@ -390,6 +390,10 @@ func (r *fifoRing) uses(l *LMR) int64 {
 	return n
 }
 
+// settled reports whether the slot's DTO is over: completed, or flushed
+// when it was posted.
+func (s *dtoSlot) settled() bool { return s.done || s.flushed }
+
 // next frees the completed slots at the head of the ring that report
 // nothing, in posting order, and returns the head slot if its completion is
 // to be reported now: one the hardware completed, or one flushed at post
@@ -398,7 +402,7 @@ func (r *fifoRing) uses(l *LMR) int64 {
 func (r *fifoRing) next() *dtoSlot {
 	for r.head != r.tail {
 		s := &r.slots[r.head&r.mask]
-		if !s.done && !s.flushed {
+		if !s.settled() {
 			return nil
 		}
 		if s.report || s.flushed {

@@ -597,11 +597,19 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			r = ep.rq
 		}
 		r.mu.Lock()
-		if (status == DTOSuccess && r.deliverHead(e, ep, owner, seq, wc)) || r.complete(owner, seq, status, wc) {
-			for s := r.next(); s != nil; s = r.next() {
-				ep.slotEventTo(e.pushSlotLocked(), s)
-				r.pop()
+		if status == DTOSuccess && r.deliverHead(e, ep, owner, seq, wc) {
+			// Usually the new head is outstanding: nothing more to report.
+			if r.head == r.tail || !r.slots[r.head&r.mask].settled() {
+				r.mu.Unlock()
+				return
 			}
+		} else if !r.complete(owner, seq, status, wc) {
+			r.mu.Unlock()
+			break
+		}
+		for s := r.next(); s != nil; s = r.next() {
+			ep.slotEventTo(e.pushSlotLocked(), s)
+			r.pop()
 		}
 		r.mu.Unlock()
 	case wrKindSRQ:
