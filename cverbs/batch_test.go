@@ -64,6 +64,12 @@ func TestSendBatchRefuses(t *testing.T) {
 	require.True(t, einval(batch.Set(0, &wr)), "more segments than MaxSendSGE")
 	wr.SGL, wr.Op = nil, SendOp(200)
 	require.True(t, einval(batch.Set(0, &wr)), "an unknown operation")
+	for _, op := range []SendOp{SendOp(200), OpAtomicCmpSwap, OpAtomicFetchAdd} {
+		require.True(t, einval(batch.SetOne(0, 1, op, 0, nil, 0, 0, 0)), "SetOne of op %d", op)
+	}
+	require.True(t, einval(batch.SetOne(batch.Cap(), 1, OpRDMAWrite, 0, nil, 0, 0, 0)), "SetOne beyond Cap")
+	require.True(t, einval(batch.SetOne(0, 1, OpRDMAWrite, 0, make([]SGE, len(batch.SGL(0))+1), 0, 0, 0)),
+		"SetOne with more segments than MaxSendSGE")
 	batch.Cancel()
 
 	// The queue is free again, and too long a batch is ENOMEM.

@@ -130,14 +130,8 @@ func (b SendBatch) SGL(i int) []SGE {
 func (b SendBatch) Set(i int, wr *SendWR) error {
 	const op = "ibv_post_send"
 	q := &b.qp.sq
-	n := len(wr.SGL)
-	if uint(i) >= uint(len(q.descs)) || n > q.maxSGE || int(wr.Op) >= len(sendOpcodes) {
+	if !q.place(i, wr.Op, wr.SGL) {
 		return opErr(op, int(syscall.EINVAL))
-	}
-	if n > 0 {
-		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &wr.SGL[0] {
-			copy(room, wr.SGL)
-		}
 	}
 	var ah C.uintptr_t
 	if wr.AH != nil {
@@ -157,7 +151,7 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 		remote_qkey: C.uint32_t(wr.RemoteQKey),
 		opcode:      C.uint32_t(sendOpcodes[wr.Op]),
 		send_flags:  C.uint32_t(wr.Flags),
-		num_sge:     C.int32_t(n),
+		num_sge:     C.int32_t(len(wr.SGL)),
 	}
 	return nil
 }
@@ -167,15 +161,8 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 // or an RDMA read, with no address handle. Atomics take Set.
 func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
 	q := &b.qp.sq
-	n := len(sgl)
-	if uint(i) >= uint(len(q.descs)) || n > q.maxSGE || uint(op) >= uint(len(sendOpcodes)) ||
-		op == OpAtomicCmpSwap || op == OpAtomicFetchAdd {
+	if op == OpAtomicCmpSwap || op == OpAtomicFetchAdd || !q.place(i, op, sgl) {
 		return opErr("ibv_post_send", int(syscall.EINVAL))
-	}
-	if n > 0 {
-		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &sgl[0] {
-			copy(room, sgl)
-		}
 	}
 	d := &q.descs[i]
 	d.wr_id = C.uint64_t(id)
@@ -185,8 +172,23 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 	d.imm = C.uint32_t(imm)
 	d.opcode = C.uint32_t(sendOpcodes[op])
 	d.send_flags = C.uint32_t(flags)
-	d.num_sge = C.int32_t(n)
+	d.num_sge = C.int32_t(len(sgl))
 	return nil
+}
+
+// place checks work request i's index, segment count and operation, and
+// puts its segments in SGL(i) unless they lie there already.
+func (q *sendQueue) place(i int, op SendOp, sgl []SGE) bool {
+	n := len(sgl)
+	if uint(i) >= uint(len(q.descs)) || n > q.maxSGE || uint(op) >= uint(len(sendOpcodes)) {
+		return false
+	}
+	if n > 0 {
+		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &sgl[0] {
+			copy(room, sgl)
+		}
+	}
+	return true
 }
 
 // Post posts work requests 0 to n-1 with one ibv_post_send and gives the
