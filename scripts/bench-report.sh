@@ -353,6 +353,30 @@ emulated NIC: it hit main without the change too, and with the NICs' \`event_idx
 (scripts/vmpair.sh) 20 runs of the tests that met it most (TestHostFreezes and TestLoss), 12 of them
 with this change, passed.
 
+**Fourth round** (udattest against its own server, 100,000 64 B RDMA writes, depth 64, the binaries
+alternated in one boot, msg/s, medians; a guest instruction per write is worth about 0.006 %). First,
+how many polls a write costs: counted with the runtime's cgo counter over a run, 103,124 crossings
+for 100,000 writes in every run, before and after this round: one post each, and a poll every 32
+completions (none empty). The poll is not a crossing per write; each poll finds the completions of
+the 32 writes posted since the last one.
+
+| Change | RDMA write 64 B | instructions per write saved |
+|---|---:|---:|
+| \`deliver\` reports the usual completion (successful, the ring's oldest, a send, RDMA write, RDMA read or plain receive) in one step, not through \`complete\`, \`next\`, \`slotEventTo\` and \`pop\` | 60,015 -> 60,552 | 148 |
+| udattest's throughput loop takes such a completion where it polls (\`reqDTO\` only for anything else) | 60,530 -> 60,880 | 95 |
+| \`cverbs.SendBatch.SetOne\`: a send, RDMA write or read written into its descriptor field by field, no \`SendWR\` built and copied | 60,884 -> 61,095 | 57 |
+| \`postRequests\` finds the ring's scratch SGEs only when it does not build in place | 61,110 -> 61,194 | 22 |
+| after the usual completion \`deliver\` returns when the new head is outstanding, without a call to \`next\` | 61,194 -> 61,303 | 29 |
+
+The round as a whole, one boot, 5 runs each: 60,005 -> 61,250 msg/s (339 instructions per write);
+RDMA read 64 B, 3 runs each: 50,525 -> 51,476 (366 per read). Tried and left out: a DTO event
+dequeued by zeroing the caller's \`Event\` and writing its three fields instead of copying 280 bytes
+(0 to 12 instructions), a loop of its own for one post per call in udattest (about 12), \`checkIOV\`
+writing by index instead of appending (about 8). The new binaries now and then run about 1,000
+msg/s (about 285 instructions per write) slower for a whole run or part of one, with the same
+number of polls and crossings (in 11 of about 95 runs of this round's binaries; the round's start never, in about 40);
+a median of 3 or more is not moved by them; where the extra instructions go is not known yet.
+
 And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
 kernel's work inside the call; so does any call the OS preempts), and the call's return waits for a
@@ -371,11 +395,11 @@ path about 890 per completion, of which \`DequeueInto\` 715 (the amortized \`ibv
 crossing, \`EVD.deliver\` about 510 with \`fifoRing.complete\`, \`next\`, \`release\`, \`slotEventTo\`,
 \`pushSlotLocked\` and the EP lookup, and the one copy of the 280-byte Event); udattest's loop about
 180. C DAPL's whole user side is about 1,000. What is left is spread thin: no function above 250, and
-the two cgo crossings per write (the post, and the poll that finds its completion: on one vCPU the
-post's system call runs the kernel's work to the completion, so each poll finds one) cost about 500,
-half of C's total. Removing them would take one C call that posts and then polls, or a completion
-queue read from Go without cgo (librxe's queue is shared memory, but its layout is the provider's,
-not an API).
+the cgo crossing of the post costs about 290 in the runtime alone (the poll's is shared by 32
+completions: fourth round). Removing it would take a send queue written from Go without cgo
+(librxe's queue is shared memory, but its layout is the provider's, not an API). After the fourth
+round (callgrind, same method): about 2,350 per write in user space, of which the post path 1,550
+(the cgo crossing and C 640) and \`DequeueInto\` with its share of the poll 540.
 
 **send/recv on one vCPU.** Both ends busy-poll, and with one CPU they take turns: counted with
 \`perf stat\` over 20,000 64 B sends, udattest's server ran 399 ms (376 of them in user space,
