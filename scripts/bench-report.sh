@@ -372,10 +372,15 @@ The round as a whole, one boot, 5 runs each: 60,005 -> 61,250 msg/s (339 instruc
 RDMA read 64 B, 3 runs each: 50,525 -> 51,476 (366 per read). Tried and left out: a DTO event
 dequeued by zeroing the caller's \`Event\` and writing its three fields instead of copying 280 bytes
 (0 to 12 instructions), a loop of its own for one post per call in udattest (about 12), \`checkIOV\`
-writing by index instead of appending (about 8). The new binaries now and then run about 1,000
-msg/s (about 285 instructions per write) slower for a whole run or part of one, with the same
-number of polls and crossings (in 11 of about 95 runs of this round's binaries; the round's start never, in about 40);
-a median of 3 or more is not moved by them; where the extra instructions go is not known yet.
+writing by index instead of appending (about 8). Now and then a run is
+slower by 270-280 instructions per write (about 1,000 msg/s) for the whole run or part of it, with
+the same polls and crossings. It is not this round's: with the binaries alternated in one boot (50,000
+writes a run), the round's start went slow in 18 of 114 runs and its end in 2 of 88, with one P as
+with two, and no count tells a slow run from a fast one (context switches of the client, the server
+and the whole VM, page faults, softirqs, wake-ups, futex and write system calls, counted with
+\`perf stat -a\`). Where those instructions go is not known yet; one slow run among three moves the
+minimum, not the median. Apart from that, each boot steps down by 200-340 msg/s (60-90 instructions
+per write) for every binary at once after about 25 client sessions, for a reason not looked into.
 
 And one that is not about instructions: with one vCPU Go runs one P, and the runtime's monitor then
 takes the P from every cgo call that spans two of its 20 us ticks (a post into Soft-RoCE runs the
