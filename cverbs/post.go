@@ -158,7 +158,9 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 
 // SetOne is Set for the usual work request, given field by field rather
 // than as a SendWR: a send or RDMA write (with or without immediate data)
-// or an RDMA read, with no address handle. Atomics take Set.
+// or an RDMA read, with no address handle. Atomics take Set. The fields it
+// leaves as they were (compare_add, swap, remote_qpn, remote_qkey) are read
+// in C only for atomics and sends with an address handle.
 func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
 	q := &b.qp.sq
 	if op == OpAtomicCmpSwap || op == OpAtomicFetchAdd || !q.place(i, op, sgl) {

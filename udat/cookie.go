@@ -331,8 +331,7 @@ func (r *fifoRing) deliverHead(e *EVD, ep *EP, owner, seq uint32, wc *cverbs.WC)
 	if owner != r.owner || seq != r.head || seq == r.tail {
 		return false
 	}
-	i := seq & r.mask
-	s := &r.slots[i]
+	s := &r.slots[seq&r.mask]
 	n := s.length
 	switch {
 	case !s.busy || s.done || s.flushed || s.ah != nil:
@@ -346,12 +345,7 @@ func (r *fifoRing) deliverHead(e *EVD, ep *EP, owner, seq uint32, wc *cverbs.WC)
 	ev := e.pushSlotLocked()
 	ev.Number = EventDTOCompletion
 	ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
-	if s.nlmr != 0 {
-		unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
-		s.nlmr = 0
-	}
-	s.busy, s.rmr = false, nil
-	r.head++
+	r.pop()
 	return true
 }
 
