@@ -93,19 +93,19 @@
 // calls; they return how many were posted. Sends and RDMA writes of up to 64 bytes are posted
 // inline, as in the C reference.
 //
-// A busy-polling loop should take its events with DequeueInto into one
-// Event it reuses (the event, 280 bytes, is then copied once), compare the
-// error with ErrQueueEmpty (the very value is returned) and call
-// runtime.Gosched every few milliseconds: a goroutine that the runtime finds
-// inside a cgo call when it is due for preemption (after 10 ms without a
-// yield) loses its P, and the runtime's monitor thread then wakes every 20
-// microseconds for a while.
+// A busy-polling loop should take its events with DequeueInto (a waiting
+// loop with WaitInto) into one Event it reuses (the event, 280 bytes, is
+// then copied once), compare the error with ErrQueueEmpty (the very value
+// is returned) and call runtime.Gosched every few milliseconds: a
+// goroutine that the runtime finds inside a cgo call when it is due for
+// preemption (after 10 ms without a yield) loses its P, and the runtime's
+// monitor thread then wakes every 20 microseconds for a while.
 //
 // The I/O vector may be reused as soon as a post returns; the memory it names
 // may not until the DTO completes. Memory comes from AllocLMR (page-aligned,
 // outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
-// exists). EVD.Dequeue, EVD.DequeueInto and the completion path allocate
-// nothing.
+// exists). EVD.Dequeue, EVD.DequeueInto, a wait that finds its events
+// queued and the completion path allocate nothing.
 //
 // # Notification
 //
@@ -179,7 +179,8 @@
 //	dat_rmr_query                  (*RMR).Query
 //	dat_rmr_free                   (*RMR).Free
 //	dat_evd_create                 (*IA).CreateEVD(qlen, flags), (*IA).CreateEVDWithCNO(qlen, cno, flags)
-//	dat_evd_wait                   (*EVD).Wait(timeout, threshold), (*EVD).WaitContext(ctx, threshold)
+//	dat_evd_wait                   (*EVD).Wait(timeout, threshold), (*EVD).WaitInto(timeout, threshold, &event),
+//	                               (*EVD).WaitContext(ctx, threshold)
 //	dat_evd_dequeue                (*EVD).Dequeue, (*EVD).DequeueInto(&event)
 //	dat_evd_post_se                (*EVD).PostSE
 //	dat_evd_resize                 (*EVD).Resize

@@ -159,12 +159,14 @@ func (e *EVD) pushSlotLocked() *Event {
 	return p
 }
 
-func (e *EVD) popLocked() Event {
-	ev := e.q[e.qhead]
-	clearEvent(&e.q[e.qhead])
+// popLocked moves the first queued event into *ev. Caller holds mu and
+// has checked that the queue is not empty.
+func (e *EVD) popLocked(ev *Event) {
+	p := &e.q[e.qhead]
+	*ev = *p
+	clearEvent(p)
 	e.qhead = (e.qhead + 1) % len(e.q)
 	e.qn--
-	return ev
 }
 
 // clearEvent zeroes a queued event that has been taken, so that the queue
@@ -351,11 +353,7 @@ func (e *EVD) DequeueInto(ev *Event) error {
 		e.mu.Unlock()
 		return ErrQueueEmpty
 	}
-	p := &e.q[e.qhead]
-	*ev = *p
-	clearEvent(p)
-	e.qhead = (e.qhead + 1) % len(e.q)
-	e.qn--
+	e.popLocked(ev)
 	e.mu.Unlock()
 	return nil
 }
@@ -368,30 +366,48 @@ func (e *EVD) DequeueInto(ev *Event) error {
 // abruptly gives DAT_ABORT. A wait that has to block holds its goroutine's
 // OS thread in the kernel, as a C thread in dat_evd_wait does: a completion
 // then wakes it directly, not through the netpoller and the scheduler.
-func (e *EVD) Wait(timeout Timeout, threshold int) (Event, int, error) {
+//
+// A wait polls the CQ only when fewer than threshold events are queued, as
+// Dequeue polls only an empty queue: nmore counts the events already
+// queued, and completions still in the CQ are taken by a later call. (C
+// DAPL polls on every wait, so its nmore may count completions that arrived
+// since the last poll.)
+func (e *EVD) Wait(timeout Timeout, threshold int) (ev Event, nmore int, err error) {
+	nmore, err = e.WaitInto(timeout, threshold, &ev)
+	return ev, nmore, err
+}
+
+// WaitInto is Wait writing the event into *ev, as dat_evd_wait writes into
+// the caller's DAT_EVENT: a loop that reuses one Event copies each event
+// once, from the queue into *ev. *ev is left as it was when the wait
+// returns an error. A nil ev is DAT_INVALID_PARAMETER.
+func (e *EVD) WaitInto(timeout Timeout, threshold int, ev *Event) (nmore int, err error) {
 	const op = "dat_evd_wait"
 	if err := e.check(op); err != nil {
-		return Event{}, 0, err
+		return 0, err
+	}
+	if ev == nil { // after the handle, before the threshold, as C checks them
+		return 0, newError(op, InvalidParameter|InvalidArg4)
 	}
 	ctx := context.Background()
 	if timeout != TimeoutInfinite {
 		// Most waits find their events queued: only one that has to block
 		// pays for the timer.
-		ev, n, err := e.wait(ctx, op, threshold, true)
+		n, err := e.wait(ctx, op, threshold, true, ev)
 		if timeout == 0 || err != errWaitTimeout {
-			return ev, n, err
+			return n, err
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Microsecond)
 		defer cancel()
 	}
-	return e.wait(ctx, op, threshold, timeout == 0)
+	return e.wait(ctx, op, threshold, timeout == 0, ev)
 }
 
 // WaitContext is Wait with a context instead of a timeout. A context that
 // expires gives DAT_TIMEOUT_EXPIRED and one that is cancelled gives
 // DAT_INTERRUPTED_CALL.
-func (e *EVD) WaitContext(ctx context.Context, threshold int) (Event, int, error) {
+func (e *EVD) WaitContext(ctx context.Context, threshold int) (ev Event, nmore int, err error) {
 	const op = "dat_evd_wait"
 	if err := e.check(op); err != nil {
 		return Event{}, 0, err
@@ -399,15 +415,18 @@ func (e *EVD) WaitContext(ctx context.Context, threshold int) (Event, int, error
 	if ctx == nil {
 		return Event{}, 0, newError(op, InvalidParameter|InvalidArg2)
 	}
-	return e.wait(ctx, op, threshold, false)
+	nmore, err = e.wait(ctx, op, threshold, false, &ev)
+	return ev, nmore, err
 }
 
-func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool) (Event, int, error) {
+// wait takes the first event into *ev once threshold events are queued and
+// returns how many are left.
+func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool, ev *Event) (int, error) {
 	if threshold < 1 || threshold > e.qlen {
-		return Event{}, 0, newError(op, InvalidParameter|InvalidArg3)
+		return 0, newError(op, InvalidParameter|InvalidArg3)
 	}
 	if !e.waiting.CompareAndSwap(false, true) {
-		return Event{}, 0, newError(op, InvalidState|InvalidStateEVDWaiter)
+		return 0, newError(op, InvalidState|InvalidStateEVDWaiter)
 	}
 	// The waiter leaves under mu, so an event that arrives as it gives up
 	// finds it gone and triggers the CNO.
@@ -425,26 +444,29 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool)
 				code = InvalidHandle
 			}
 			leave()
-			return Event{}, 0, newError(op, code)
+			return 0, newError(op, code)
 		}
 		if e.unwaitable {
 			leave()
-			return Event{}, 0, newError(op, InvalidState|InvalidStateEVDUnwaitable)
+			return 0, newError(op, InvalidState|InvalidStateEVDUnwaitable)
 		}
-		if pollOnly || e.cq == nil {
-			e.pollLocked()
-		} else {
-			e.pollArmLocked(threshold)
+		// A poll is a cgo call: a queue that holds enough is not polled.
+		if e.qn < threshold {
+			if pollOnly || e.cq == nil {
+				e.pollLocked()
+			} else {
+				e.pollArmLocked(threshold)
+			}
 		}
 		if e.qn >= threshold {
-			ev := e.popLocked()
+			e.popLocked(ev)
 			n := e.qn
 			leave()
-			return ev, n, nil
+			return n, nil
 		}
 		if err := ctx.Err(); err != nil || pollOnly {
 			leave()
-			return Event{}, 0, ctxError(op, err)
+			return 0, ctxError(op, err)
 		}
 		wctx, cancel := context.WithCancel(ctx)
 		e.wake = cancel

@@ -129,6 +129,39 @@ func TestEVDDequeueInto(t *testing.T) {
 	requireType(t, e.DequeueInto(nil), InvalidHandle)
 }
 
+// WaitInto writes the event into the caller's Event and leaves it alone
+// when the wait fails; like C, it checks the event pointer after the handle
+// and before the threshold.
+func TestEVDWaitInto(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(2, EVDSoftwareFlag)
+	require.NoError(t, err)
+	_, err = e.WaitInto(0, 0, nil)
+	requireCode(t, err, InvalidParameter|InvalidArg4)
+	var ev Event
+	_, err = e.WaitInto(0, 3, &ev)
+	requireCode(t, err, InvalidParameter|InvalidArg3)
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: "a"}))
+	require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: "b"}))
+	n, err := e.WaitInto(waitUS, 2, &ev)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, EventSoftware, ev.Number)
+	assert.Equal(t, "a", ev.Software)
+	assert.Equal(t, e, ev.EVD)
+	n, err = e.WaitInto(1000, 2, &ev)
+	requireCode(t, err, TimeoutExpired)
+	assert.Zero(t, n)
+	assert.Equal(t, "a", ev.Software, "a failed wait leaves the event as it was")
+	n, err = e.WaitInto(TimeoutInfinite, 1, &ev)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Equal(t, "b", ev.Software)
+	require.NoError(t, e.Free())
+	_, err = e.WaitInto(0, 1, nil)
+	requireType(t, err, InvalidHandle)
+}
+
 // dat_evd_create argument checks, dat_evd_query, dat_evd_resize.
 func TestEVDCreateQueryResize(t *testing.T) {
 	ia := openIA(t)

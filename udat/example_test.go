@@ -211,6 +211,34 @@ func ExampleEVD_PostSE() {
 	// true
 }
 
+// A waiting loop takes its events into one Event it reuses; nmore says how
+// many more are queued.
+func ExampleEVD_WaitInto() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	evd, _ := ia.CreateEVD(4, udat.EVDSoftwareFlag)
+	for _, s := range []string{"one", "two"} {
+		evd.PostSE(udat.Event{Number: udat.EventSoftware, Software: s})
+	}
+	var ev udat.Event
+	for {
+		nmore, err := evd.WaitInto(1_000_000, 1, &ev)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(ev.Software, nmore)
+		if nmore == 0 {
+			break
+		}
+	}
+	// Output:
+	// one 1
+	// two 0
+}
+
 // A polling loop takes its events into one Event it reuses, and stops at
 // the ErrQueueEmpty that DequeueInto returns itself.
 func ExampleEVD_DequeueInto() {

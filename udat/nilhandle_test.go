@@ -67,6 +67,7 @@ func TestNilHandles(t *testing.T) {
 		{"RMR.Free", InvalidHandleRMR, func() error { return rmr.Free() }},
 		{"EVD.Wait", NoSubtype, func() error { return e3(evd.Wait(0, 1)) }},
 		{"EVD.WaitContext", NoSubtype, func() error { return e3(evd.WaitContext(context.Background(), 1)) }},
+		{"EVD.WaitInto", NoSubtype, func() error { _, err := evd.WaitInto(0, 1, &Event{}); return err }},
 		{"EVD.Dequeue", NoSubtype, func() error { return e2(evd.Dequeue()) }},
 		{"EVD.DequeueInto", NoSubtype, func() error { return evd.DequeueInto(&Event{}) }},
 		{"EVD.PostSE", NoSubtype, func() error { return evd.PostSE(Event{Number: EventSoftware}) }},
