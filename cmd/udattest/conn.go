@@ -239,16 +239,7 @@ func (y *yielder) due() {
 // timeout: -timeout bounds each wait, not the run.
 func (c *conn) next(evd *udat.EVD, ev *udat.Event) error {
 	if c.block {
-		// A blocking wait that finds its event queued does not block, and
-		// a run of such waits is busy polling to the scheduler: it yields
-		// like the polling loop (measured: without it, a futex wake-up
-		// pair and a sysmon nanosleep per completion).
-		c.yield.wait()
-		_, err := evd.WaitInto(usec(c.timeout), 1, ev)
-		if err != nil && errors.Is(err, udat.ErrTimeoutExpired) {
-			return c.timedOut()
-		}
-		return err
+		return c.wait(evd, ev)
 	}
 	var deadline time.Time
 	for i := 0; ; i++ {
@@ -266,6 +257,21 @@ func (c *conn) next(evd *udat.EVD, ev *udat.Event) error {
 			}
 		}
 	}
+}
+
+// wait takes the next event of evd into *ev with a blocking wait
+// (dat_evd_wait) of at most the conn's timeout.
+func (c *conn) wait(evd *udat.EVD, ev *udat.Event) error {
+	// A blocking wait that finds its event queued does not block, and a run
+	// of such waits is busy polling to the scheduler: it yields like the
+	// polling loop (measured: without it, a futex wake-up pair and a sysmon
+	// nanosleep per completion).
+	c.yield.wait()
+	_, err := evd.WaitInto(usec(c.timeout), 1, ev)
+	if err != nil && errors.Is(err, udat.ErrTimeoutExpired) {
+		return c.timedOut()
+	}
+	return err
 }
 
 // nextDTO waits for a DTO completion on evd and checks that it succeeded.

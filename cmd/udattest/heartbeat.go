@@ -125,25 +125,28 @@ func (c *conn) reqDTO(what string) (udat.DTOCompletionData, error) {
 }
 
 // reqCookie is reqDTO for the throughput loop: the cookie of the next
-// completion. A poll that finds the usual event, a successful DTO that is
-// not a msgProgress's, is taken on the spot; anything else goes the way of
-// reqDTO.
+// completion. A poll or wait that takes the usual event, a successful DTO
+// that is not a msgProgress's, returns it on the spot; anything else goes
+// the way of reqDTO.
 func (c *conn) reqCookie(what string) (uint64, error) {
-	if !c.block {
-		ev := &c.ev
+	ev := &c.ev
+	var err error
+	if c.block {
+		err = c.wait(c.reqEVD, ev)
+	} else {
 		c.yield.poll()
-		err := c.reqEVD.DequeueInto(ev)
-		if err == nil && ev.Number == udat.EventDTOCompletion && ev.DTO.Status == udat.DTOSuccess &&
-			(ev.DTO.Cookie != cookieCtrl || !c.beatOut) {
-			return ev.DTO.Cookie, nil
+		err = c.reqEVD.DequeueInto(ev)
+	}
+	if err == nil && ev.Number == udat.EventDTOCompletion && ev.DTO.Status == udat.DTOSuccess &&
+		(ev.DTO.Cookie != cookieCtrl || !c.beatOut) {
+		return ev.DTO.Cookie, nil
+	}
+	if err != udat.ErrQueueEmpty {
+		d, err := c.checkDTO(ev, err, what)
+		if err != nil || !c.beatOut || d.Cookie != cookieCtrl {
+			return d.Cookie, err
 		}
-		if err != udat.ErrQueueEmpty {
-			d, err := c.checkDTO(ev, err, what)
-			if err != nil || !c.beatOut || d.Cookie != cookieCtrl {
-				return d.Cookie, err
-			}
-			c.beatOut = false
-		}
+		c.beatOut = false
 	}
 	d, err := c.reqDTO(what)
 	return d.Cookie, err
