@@ -162,6 +162,41 @@ func TestEVDWaitInto(t *testing.T) {
 	requireType(t, err, InvalidHandle)
 }
 
+// A wait that finds its event queued, or polls with a zero timeout,
+// allocates nothing: a loop of blocking waits on a busy EVD costs what a
+// polling loop does.
+func TestEVDWaitAllocatesNothing(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c, s := p.client, p.server
+	send := []LMRTriplet{c.lmr.Triplet(0, 64)}
+	recv := []LMRTriplet{s.lmr.Triplet(0, 64)}
+	var ev Event
+	take := func(e *EVD) {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := e.WaitInto(0, 1, &ev); err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				panic("no completion")
+			}
+		}
+	}
+	round := func() {
+		if err := s.ep.PostRecv(recv, 1, CompletionDefault); err != nil {
+			panic(err)
+		}
+		if err := c.ep.PostSend(send, 2, CompletionDefault); err != nil {
+			panic(err)
+		}
+		take(c.req)
+		take(s.recv)
+	}
+	round()
+	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per post+wait round")
+	require.Equal(t, uint64(1), ev.DTO.Cookie)
+}
+
 // dat_evd_create argument checks, dat_evd_query, dat_evd_resize.
 func TestEVDCreateQueryResize(t *testing.T) {
 	ia := openIA(t)
