@@ -406,13 +406,37 @@ completions: fourth round). Removing it would take a send queue written from Go 
 round (callgrind, same method): about 2,350 per write in user space, of which the post path 1,550
 (the cgo crossing and C 640) and \`DequeueInto\` with its share of the poll 540.
 
+**Fifth round: blocking waits** (udattest against its own server, 50,000 64 B operations a run,
+depth 64, \`-wait block\`, the binaries alternated in one boot, msg/s). Profiled against the polling
+loop with callgrind, a blocking 64 B write cost about 1,490 more user-space instructions: \`dat_evd_wait\`
+polled the CQ on every call, a cgo crossing even when the event was already queued (C DAPL polls on
+every wait too, but its poll is a plain call), and the event was copied four times on its way out.
+
+| Change | RDMA write 64 B, blocking | RDMA read 64 B, blocking |
+|---|---:|---:|
+| a wait polls only when fewer than threshold events are queued, as \`dat_evd_dequeue\` polls only an empty queue; \`EVD.WaitInto\` takes the event into the caller's \`Event\` | 56,110 -> 59,020 | 47,280 -> 49,570 |
+| udattest reads the clock every 8 waits instead of every wait (about 130 instructions per write) and takes its event with \`WaitInto\` | 59,020 -> 60,150 | 49,570 -> 49,720-50,620 |
+| udattest's blocking loop takes the usual completion where it waits, as the polling loop does where it polls | 60,150 -> 60,720 | 50,500 -> 51,100 |
+
+The polling loop ran 61,100-61,160 in the same boots: a blocking wait that finds its event queued
+now costs about 120 instructions more than a dequeue (the waiter flag, the threshold check). In the
+2-vCPU VM, one udattest binary as its own server, alternated 5 times: the blocking 4 KiB send
+ping-pong's p50 209-232 us before and 209-229 after, the blocking 4 KiB write round trip 12,355-12,882
+round trips a second before and 10,735-13,870 after.
+
 **send/recv on one vCPU.** Both ends busy-poll, and with one CPU they take turns: counted with
 \`perf stat\` over 20,000 64 B sends, udattest's server ran 399 ms (376 of them in user space,
 polling) and its client 375 ms of the 697 ms the run took. The server spins through its share
 whether it has work or not, so each instruction the client spends costs about two of the run's time;
 perftest's ends both poll the same way. strace counted the same system calls per message for both
 clients (one write(2), the post's doorbell), plus, for udattest, the runtime's futex and nanosleep calls
-(0.05 per message).
+(0.05 per message). Sampled with \`perf record -a\` (50,000 64 B sends; in this VM a
+sample is a count of instructions): the kernel's share per message was the same for both tools
+(0.30 and 0.31 samples per message, udapl and perftest), so the gap is in user space, where both
+spend most of their time polling: 46 % of udattest's samples were the user time of three threads
+whose hottest functions are the poll loop's (\`CQ.Poll\`, the cgo entry and exit, \`DequeueInto\`,
+\`conn.next\`); perftest's user time was 56 % (librxe 23 %, the clock reads in vDSO 14 %, its own
+loop 19 %).
 
 **The commands.** perftest: \`ib_write_bw|ib_read_bw|ib_send_bw -d rxe0 -F -s SIZE -n N -t $depth -Q 1\`
 (deterministic VM: TCP handshake; 2-vCPU VM: \`-R\`), \`ib_write_lat|ib_send_lat -R -d rxe0 -F -s 64 -n $nlat\`,
