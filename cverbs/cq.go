@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -91,7 +92,7 @@ func (ch *CompChannel) Close() error {
 // returns ctx.Err() when ctx ends first. A waiting goroutine holds no
 // thread.
 func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
-	return ch.wait(ctx, false)
+	return ch.wait(ctx, false, time.Time{})
 }
 
 // WaitBlocking is Wait for a waiter to which the wake-up's latency matters:
@@ -100,10 +101,18 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 // instead of going through the netpoller and the scheduler. Each waiting
 // call holds a thread.
 func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
-	return ch.wait(ctx, true)
+	return ch.wait(ctx, true, time.Time{})
 }
 
-func (ch *CompChannel) wait(ctx context.Context, blocking bool) (*CQ, error) {
+// WaitBlockingUntil is WaitBlocking that also ends at deadline (the zero
+// time: never) with context.DeadlineExceeded. The blocked thread's own
+// timeout ends it: no runtime timer is set up, as one from
+// context.WithDeadline would be, and then woken for and torn down.
+func (ch *CompChannel) WaitBlockingUntil(ctx context.Context, deadline time.Time) (*CQ, error) {
+	return ch.wait(ctx, true, deadline)
+}
+
+func (ch *CompChannel) wait(ctx context.Context, blocking bool, deadline time.Time) (*CQ, error) {
 	const op = "ibv_get_cq_event"
 	if ch == nil {
 		return nil, closedErr(op)
@@ -136,7 +145,7 @@ func (ch *CompChannel) wait(ctx context.Context, blocking bool) (*CQ, error) {
 	var err error
 	if blocking {
 		// ch.mu keeps the channel's descriptor open until the wait ends.
-		err = ch.tw.wait(ctx, op, ch.ch.fd, try)
+		err = ch.tw.wait(ctx, op, ch.ch.fd, deadline, try)
 	} else {
 		err = ch.w.wait(ctx, op, try)
 	}

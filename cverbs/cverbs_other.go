@@ -89,6 +89,9 @@ func (ch *CompChannel) Wait(ctx context.Context) (*CQ, error) {
 func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
 	return nil, unsupported("ibv_get_cq_event")
 }
+func (ch *CompChannel) WaitBlockingUntil(ctx context.Context, deadline time.Time) (*CQ, error) {
+	return nil, unsupported("ibv_get_cq_event")
+}
 func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	return nil, unsupported("ibv_create_cq")
 }

@@ -508,6 +508,43 @@ func testCompChannelDeadline(t *testing.T, wait func(*CompChannel, context.Conte
 	requireOpErr(t, g.Wait(), ErrClosed)
 }
 
+// WaitBlockingUntil ends at its deadline or the context's, whichever comes
+// first, and returns an event that comes before both.
+func TestCompChannelWaitBlockingUntil(t *testing.T) {
+	r := newRig(t)
+	ch, err := r.ctx.NewCompChannel()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
+	require.NoError(t, b.rcq.ReqNotify(false))
+
+	start := time.Now()
+	_, err = ch.WaitBlockingUntil(context.Background(), start.Add(300*time.Millisecond))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+	require.Less(t, time.Since(start), 3*time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, err = ch.WaitBlockingUntil(ctx, start.Add(time.Hour))
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the context's deadline comes first")
+	require.Less(t, time.Since(start), 3*time.Second)
+
+	_, err = b.qp.PostRecv([]RecvWR{{ID: 7, SGL: []SGE{b.buf.sge(0, 64)}}})
+	require.NoError(t, err)
+	_, err = a.qp.PostSend([]SendWR{{ID: 1, Flags: SendSignaled, SGL: []SGE{a.buf.sge(0, 64)}}})
+	require.NoError(t, err)
+	cq, err := ch.WaitBlockingUntil(context.Background(), time.Now().Add(waitTimeout))
+	require.NoError(t, err)
+	require.Same(t, b.rcq, cq)
+	wcs, err := pollOK(cq, 1, WCRecv)
+	require.NoError(t, err)
+	require.Equal(t, uint64(7), wcs[0].WRID)
+	_, err = pollOK(a.scq, 1, WCSend)
+	require.NoError(t, err)
+}
+
 func TestMemoryWindow(t *testing.T) {
 	r := newRig(t)
 	a, b := r.newPair(t, endOpts{}, endOpts{})

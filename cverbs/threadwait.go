@@ -90,9 +90,10 @@ func (w *threadWaiter) free() {
 
 // wait calls try until it reports done, blocking on fd whenever it returns
 // false (the non-blocking verb said EAGAIN). It returns ctx.Err() if ctx
-// ends first and ErrClosed once the waiter is closed. fd must stay open
-// until wait returns.
-func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, try func() bool) error {
+// ends first, context.DeadlineExceeded at deadline (unless it is zero) and
+// ErrClosed once the waiter is closed. fd must stay open until wait
+// returns.
+func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, deadline time.Time, try func() bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -105,6 +106,9 @@ func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, try func()
 	// netpoller, which reports changes), so the wait comes first and try
 	// runs once the descriptor is readable, or after a wake-up.
 	dl, hasDL := ctx.Deadline()
+	if !deadline.IsZero() && (!hasDL || deadline.Before(dl)) {
+		dl, hasDL = deadline, true
+	}
 	for {
 		if w.closed.Load() {
 			return &OpError{Op: op, Err: ErrClosed}

@@ -389,19 +389,11 @@ func (e *EVD) WaitInto(timeout Timeout, threshold int, ev *Event) (nmore int, er
 	if ev == nil { // after the handle, before the threshold, as C checks them
 		return 0, newError(op, InvalidParameter|InvalidArg4)
 	}
-	ctx := context.Background()
+	limit := time.Duration(-1)
 	if timeout != TimeoutInfinite {
-		// Most waits find their events queued: only one that has to block
-		// pays for the timer.
-		n, err := e.wait(ctx, op, threshold, true, ev)
-		if timeout == 0 || err != errWaitTimeout {
-			return n, err
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Microsecond)
-		defer cancel()
+		limit = time.Duration(timeout) * time.Microsecond
 	}
-	return e.wait(ctx, op, threshold, timeout == 0, ev)
+	return e.wait(context.Background(), op, threshold, limit, ev)
 }
 
 // WaitContext is Wait with a context instead of a timeout. A context that
@@ -415,13 +407,16 @@ func (e *EVD) WaitContext(ctx context.Context, threshold int) (ev Event, nmore i
 	if ctx == nil {
 		return Event{}, 0, newError(op, InvalidParameter|InvalidArg2)
 	}
-	nmore, err = e.wait(ctx, op, threshold, false, &ev)
+	nmore, err = e.wait(ctx, op, threshold, -1, &ev)
 	return ev, nmore, err
 }
 
 // wait takes the first event into *ev once threshold events are queued and
-// returns how many are left.
-func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool, ev *Event) (int, error) {
+// returns how many are left. It waits until ctx ends and, when limit is not
+// negative, for at most limit from the moment it first has to block (0:
+// it only polls). Like C's, the limit starts then: most waits find their
+// events queued and never read the clock.
+func (e *EVD) wait(ctx context.Context, op string, threshold int, limit time.Duration, ev *Event) (int, error) {
 	if threshold < 1 || threshold > e.qlen {
 		return 0, newError(op, InvalidParameter|InvalidArg3)
 	}
@@ -434,6 +429,8 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool,
 		e.waiting.Store(false)
 		e.mu.Unlock()
 	}
+	pollOnly := limit == 0
+	var deadline time.Time // set when the wait first blocks, with a limit
 	for {
 		e.mu.Lock()
 		if e.aborted || e.dead() {
@@ -464,7 +461,15 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool,
 			leave()
 			return n, nil
 		}
-		if err := ctx.Err(); err != nil || pollOnly {
+		err := ctx.Err()
+		if err == nil && limit > 0 {
+			if now := time.Now(); deadline.IsZero() {
+				deadline = now.Add(limit)
+			} else if !now.Before(deadline) {
+				err = context.DeadlineExceeded
+			}
+		}
+		if err != nil || pollOnly {
 			leave()
 			return 0, ctxError(op, err)
 		}
@@ -476,7 +481,13 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, pollOnly bool,
 		}
 		e.mu.Unlock()
 		if ch != nil {
-			ch.WaitBlocking(wctx)
+			// The blocked thread's own timeout ends the wait at the
+			// deadline: no runtime timer to set up, wake and tear down.
+			ch.WaitBlockingUntil(wctx, deadline)
+		} else if !deadline.IsZero() {
+			t := time.AfterFunc(time.Until(deadline), cancel)
+			<-wctx.Done()
+			t.Stop()
 		} else {
 			<-wctx.Done()
 		}
