@@ -545,6 +545,40 @@ func TestCompChannelWaitBlockingUntil(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// A channel registers with the netpoller only when a Wait needs it: a
+// registered descriptor wakes the netpoller's thread at every event.
+func TestCompChannelRegistersOnFirstWait(t *testing.T) {
+	r := newRig(t)
+	ch, err := r.ctx.NewCompChannel()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = ch.WaitBlocking(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, ch.w, "WaitBlocking registered the channel")
+	_, err = ch.Wait(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotNil(t, ch.w, "Wait did not register the channel")
+}
+
+// A Close that races the first Wait, the one that registers the channel,
+// ends it with ErrClosed.
+func TestCompChannelCloseRacesFirstWait(t *testing.T) {
+	r := newRig(t)
+	for range 50 {
+		ch, err := r.ctx.NewCompChannel()
+		require.NoError(t, err)
+		var g errgroup.Group
+		g.Go(func() error {
+			_, err := ch.Wait(context.Background())
+			return err
+		})
+		require.NoError(t, ch.Close())
+		requireOpErr(t, g.Wait(), ErrClosed)
+	}
+}
+
 func TestMemoryWindow(t *testing.T) {
 	r := newRig(t)
 	a, b := r.newPair(t, endOpts{}, endOpts{})

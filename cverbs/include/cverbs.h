@@ -232,17 +232,28 @@ static inline const char *cverbs_context_name(struct ibv_context *ctx)
 }
 
 /*
- * cverbs_dup_nonblock makes fd non-blocking (the flag lives in the shared
- * file description, so it also applies to the dup) and returns a close-on-exec
- * duplicate for Go's netpoller, or -1 with errno set.
+ * cverbs_set_nonblock makes fd non-blocking; it returns -1 with errno set if
+ * it cannot.
  */
-static inline int cverbs_dup_nonblock(int fd)
+static inline int cverbs_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0)
 		return -1;
 	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * cverbs_dup_nonblock makes fd non-blocking (the flag lives in the shared
+ * file description, so it also applies to the dup) and returns a close-on-exec
+ * duplicate for Go's netpoller, or -1 with errno set.
+ */
+static inline int cverbs_dup_nonblock(int fd)
+{
+	if (cverbs_set_nonblock(fd) < 0)
 		return -1;
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
