@@ -17,7 +17,10 @@
 // the channel file descriptors are non-blocking, so a waiting goroutine does
 // not hold an OS thread, and every wait takes a context.Context. A waiter
 // to which a wake-up's latency matters uses CompChannel.WaitBlocking
-// instead, which blocks its thread in the kernel as a C program does.
+// (or WaitBlockingUntil, with a deadline and no timer) instead, which
+// blocks its thread in the kernel as a C program does. A completion
+// channel joins the netpoller only at its first Wait: once it has, every
+// completion event also wakes the netpoller's thread.
 //
 // The verbs need Linux and cgo (the files built with linux && cgo). The
 // types, constants and String methods are in the untagged *_types.go
