@@ -424,6 +424,21 @@ now costs about 120 instructions more than a dequeue (the waiter flag, the thres
 ping-pong's p50 209-232 us before and 209-229 after, the blocking 4 KiB write round trip 12,355-12,882
 round trips a second before and 10,735-13,870 after.
 
+Then the waits that do block, in the 2-vCPU VM (blocking 4 KiB send ping-pong, each binary its own
+server, alternated 4-5 times). Counted with \`perf stat\` over 3,000 round trips, udattest's client
+made 2,911 \`epoll_pwait\` calls, perftest's none; recorded with their stacks, they were the
+netpoller's thread waking up and looking for work. The completion channel's descriptor was registered
+with the netpoller when the channel was created, and a registered descriptor wakes the netpoller's
+thread at every completion event, even though the EVD's waiter blocks in its own thread and nobody
+waits in the netpoller. The channel now registers at its first netpoller \`Wait\` (a CNO's watcher):
+77 \`epoll_pwait\` calls, p50 206-220 -> 175-187 us. And a wait with a timeout no longer sets up a
+runtime timer (\`context.WithTimeout\`, whose timer the netpoller's thread has to run or drop): the
+blocked thread's \`ppoll\` ends at the deadline (p99 453-635 -> 399-502 us, p50 unchanged).
+Per round trip, now: udattest 0.96 \`ppoll\`, 0.98 \`read\` and 1 \`write\` system calls, perftest 2
+\`read\` and 1 \`write\`; udattest's runtime adds 0.28 \`futex\` (mostly the yield every 2 ms, which
+wakes another of its threads; without the yield p50 and p99 both got worse, 208-228 and 853-1,078 us)
+and 0.17 \`nanosleep\` (its monitor thread). In \`make bench\` at e102743 the p50 was 1.35 x perftest's (1.73 before).
+
 **send/recv on one vCPU.** Both ends busy-poll, and with one CPU they take turns: counted with
 \`perf stat\` over 20,000 64 B sends, udattest's server ran 399 ms (376 of them in user space,
 polling) and its client 375 ms of the 697 ms the run took. The server spins through its share
