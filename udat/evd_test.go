@@ -167,31 +167,11 @@ func TestEVDWaitInto(t *testing.T) {
 // polling loop does.
 func TestEVDWaitAllocatesNothing(t *testing.T) {
 	p := newPair(t, pairOpts{})
-	c, s := p.client, p.server
-	send := []LMRTriplet{c.lmr.Triplet(0, 64)}
-	recv := []LMRTriplet{s.lmr.Triplet(0, 64)}
 	var ev Event
-	take := func(e *EVD) {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := e.WaitInto(0, 1, &ev); err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				panic("no completion")
-			}
-		}
-	}
-	round := func() {
-		if err := s.ep.PostRecv(recv, 1, CompletionDefault); err != nil {
-			panic(err)
-		}
-		if err := c.ep.PostSend(send, 2, CompletionDefault); err != nil {
-			panic(err)
-		}
-		take(c.req)
-		take(s.recv)
-	}
+	round := sendRound(p, func(e *EVD) error {
+		_, err := e.WaitInto(0, 1, &ev)
+		return err
+	})
 	round()
 	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per post+wait round")
 	require.Equal(t, uint64(1), ev.DTO.Cookie)
