@@ -212,6 +212,18 @@ func TestCNOReadyForSelect(t *testing.T) {
 	}
 }
 
+// A direct waiter on an EVD with a CNO times out like any other waiter,
+// although the CNO's watcher, not the waiter, waits on the channel.
+func TestCNODirectWaiterTimesOut(t *testing.T) {
+	p, cno := cnoPair(t, nil, pairOpts{})
+	start := time.Now()
+	_, _, err := p.server.recv.Wait(100_000, 1)
+	requireCode(t, err, TimeoutExpired)
+	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
+	require.Less(t, time.Since(start), 5*time.Second)
+	requireUntriggered(t, cno)
+}
+
 // dat_evd_wait has priority: "A uDAPL Consumer waiting directly upon an
 // Event Dispatcher preempts the CNO" (dat_cno_wait(3DAT)).
 func TestCNODirectWaiterPreempts(t *testing.T) {
