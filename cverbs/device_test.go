@@ -388,9 +388,7 @@ func TestCompChannelWait(t *testing.T) {
 
 func testCompChannelWait(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
 	r := newRig(t)
-	ch, err := r.ctx.NewCompChannel()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ch := r.newChannel(t)
 	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
 
 	for round := range 3 {
@@ -431,9 +429,7 @@ func testCompChannelWait(t *testing.T, wait func(*CompChannel, context.Context) 
 // otherwise arms, so that the next completion is reported on the channel.
 func TestPollArm(t *testing.T) {
 	r := newRig(t)
-	ch, err := r.ctx.NewCompChannel()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ch := r.newChannel(t)
 	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
 	wc := make([]WC, 4)
 
@@ -474,9 +470,7 @@ func TestCompChannelDeadline(t *testing.T) {
 
 func testCompChannelDeadline(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
 	r := newRig(t)
-	ch, err := r.ctx.NewCompChannel()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ch := r.newChannel(t)
 	cq, err := r.ctx.NewCQ(16, ch)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cq.Close()) })
@@ -512,14 +506,12 @@ func testCompChannelDeadline(t *testing.T, wait func(*CompChannel, context.Conte
 // first, and returns an event that comes before both.
 func TestCompChannelWaitBlockingUntil(t *testing.T) {
 	r := newRig(t)
-	ch, err := r.ctx.NewCompChannel()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ch := r.newChannel(t)
 	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
 	require.NoError(t, b.rcq.ReqNotify(false))
 
 	start := time.Now()
-	_, err = ch.WaitBlockingUntil(context.Background(), start.Add(300*time.Millisecond))
+	_, err := ch.WaitBlockingUntil(context.Background(), start.Add(300*time.Millisecond))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 	require.Less(t, time.Since(start), 3*time.Second)
@@ -549,12 +541,10 @@ func TestCompChannelWaitBlockingUntil(t *testing.T) {
 // registered descriptor wakes the netpoller's thread at every event.
 func TestCompChannelRegistersOnFirstWait(t *testing.T) {
 	r := newRig(t)
-	ch, err := r.ctx.NewCompChannel()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	ch := r.newChannel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, err = ch.WaitBlocking(ctx)
+	_, err := ch.WaitBlocking(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Nil(t, ch.w, "WaitBlocking registered the channel")
 	_, err = ch.Wait(ctx)

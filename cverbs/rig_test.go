@@ -96,6 +96,14 @@ func findGID(t testing.TB, ctx *Context, port uint8, ip netip.Addr) (int, [16]by
 	return fallback, want
 }
 
+// newChannel creates a completion channel that the test's cleanup closes.
+func (r *rig) newChannel(t testing.TB) *CompChannel {
+	ch, err := r.ctx.NewCompChannel()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, ch.Close()) })
+	return ch
+}
+
 // buf is mmap'ed memory (outside the Go heap) registered as an MR.
 type buf struct {
 	b  []byte
