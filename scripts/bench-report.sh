@@ -184,6 +184,43 @@ table_rtt() {
 	done
 }
 
+# gaps: every row whose target is not met, with the difference per
+# operation. In the deterministic VM an operation costs 10^9 / rate
+# instructions of the whole guest (its clock counts one a nanosecond), so
+# the difference of two rates is instructions: how many more udapl spends
+# than the reference, and how many fewer it would need for the target. In
+# the 2-vCPU VM it is microseconds of p50 (or of the mean round trip).
+gaps() {
+	echo "| Row | Reference | udapl / reference | udapl's extra per operation | Fewer needed for the target | Account (below) |"
+	echo "|---|---|---:|---:|---:|---|"
+	local row ref name tgt u r rr where
+	for row in $bw_rows $block_rows; do
+		case $row in
+		send_*) ref=perftest name=perftest tgt=0.95 where="[send/recv on one CPU](#sendrecv-on-one-cpu)" ;;
+		*_list16) ref=perftest name="perftest -l 16" tgt=1.0 where="[posts of 16](#posts-of-16)" ;;
+		*) ref=dapl name="C DAPL" tgt=1.0 where="[per-operation instructions](#per-operation-instructions)" ;;
+		esac
+		u=$(get "$row" udapl 4) r=$(get "$row" "$ref" 4) rr=$(ratio "$u" "$r")
+		[ -n "$rr" ] || continue
+		ge "$rr" "$tgt" && continue
+		printf '| %s | %s | %s | %s instructions | %s instructions | %s |\n' "$(title "$row")" "$name" "$rr" \
+			"$(fmt "$(awk -v u="$u" -v r="$r" 'BEGIN { print 1e9 / u - 1e9 / r }')" 0)" \
+			"$(fmt "$(awk -v u="$u" -v r="$r" -v g="$tgt" 'BEGIN { print 1e9 / u - 1e9 / (g * r) }')" 0)" "$where"
+	done
+	for row in $lat_rows $rtt_rows; do
+		case $row in
+		*_lat_*_block) continue ;; # no target
+		*_rtt_*) ref=dapl name="C DAPL" tgt=1.0 ;;
+		*) ref=perftest name=perftest tgt=1.05 ;;
+		esac
+		u=$(get "$row" udapl 6) r=$(get "$row" "$ref" 6) rr=$(ratio "$u" "$r")
+		[ -n "$rr" ] || continue
+		le "$rr" "$tgt" && continue
+		awk -v t="$(title "$row")" -v n="$name" -v rr="$rr" -v u="$u" -v r="$r" -v g="$tgt" 'BEGIN {
+			printf "| %s | %s | %s | %.2f us | %.2f us | [latency](#latency) |\n", t, n, rr, u - r, u - g * r }'
+	done
+}
+
 spread() {
 	echo "| Row | Tool | Runs (failed) | msg rate min – max (1/s) | p50 min – max (us) |"
 	echo "|---|---|---|---|---|"
@@ -239,6 +276,79 @@ gobench_table() {
 		}
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, m["ns/DTO"], m["allocs/op"], m["post-allocs/DTO"],
 			m["poll-allocs/DTO"], m["post-cgo/batch"], m["poll-cgo/batch"], m["empty-polls/batch"] }' "$f"
+}
+
+# account: where the differences of the gaps table go, measured.
+account() {
+	cat <<ACCOUNT
+### Per-operation instructions
+
+The RDMA rows, polling and blocking, at 64 B and at 4 KiB, miss by about a thousand instructions per
+operation (the table; a 4 KiB row's 0.5 % spread is about 400), the same at both sizes: the kernel's
+Soft-RoCE work per operation is the same for udapl and C DAPL (counted before: one \`write(2)\` per post, the same packets, interrupts and context
+switches), so the difference is user space. C DAPL's whole user side is about 1,000 instructions per
+64 B write; udapl's about 2,350 (callgrind, fourth round). Two experiments at 9800689 split it, each a
+udattest client against its own server, 50,000 64 B RDMA writes a run, the binaries alternated in one
+boot of the deterministic VM, 3 runs each, every three within 0.1 % (msg/s, medians):
+
+| Build | RDMA write 64 B | per write |
+|---|---:|---:|
+| 9800689 as it is | 61,186 | 16,344 instructions |
+| a second cgo call in every post, to a C function that returns at once | 60,129 | +287: one cgo crossing |
+| the post-time checks taken out (an experiment, never committed) | 62,151 | -254: the checks |
+
+- **The post's cgo crossing: about 290.** The runtime's \`entersyscall\`/\`exitsyscall\`, the stack
+  switch and the C prologue, around librxe's own post (about 265, which C DAPL pays too). The poll's
+  crossing is shared by the 32 completions each poll finds.
+- **The checks the man pages require: about 255.** The LMR of every segment looked up, its PZ, bounds and
+  privileges, the segment count, the flags, the request EVD, the message size (post.go). C DAPL makes
+  none of them; they stay (issue 8).
+- **The rest, about 500-600 (the difference less the two above): the Go side's bookkeeping against C
+  DAPL's own.** Spread thin (callgrind, instructions per write): \`postRequests\` itself 216, the cookie ring's \`reserve\` 79, \`deliverHead\` 73
+  and \`release\` 60, \`SetOne\` 70, \`deliver\` 65, \`DequeueInto\` 126, the lock and the EP lookup about 25
+  each. The last three rounds took 466, 412 and 339 instructions per write out of it (the tables in the
+  notes); no function left costs more than 220.
+
+Without the crossing a 64 B write would cost about 16,060 instructions: 62,300 msg/s, 0.95 x C DAPL.
+With the checks kept, 1.0 x takes a post without cgo, which means writing the provider's send queue
+from Go (librxe's queue is shared memory, but its layout is the provider's, not an API, and differs
+for every provider) or a cheaper cgo call in the Go toolchain, and bookkeeping about 750 instructions
+leaner than now: leaner than C DAPL's own by the checks' cost. The blocking rows add a wait's
+bookkeeping (about 120 instructions over a dequeue, fifth round) to the same costs; their waits rarely
+block, for C DAPL too.
+
+### send/recv on one CPU
+
+Both ends busy-poll on the one CPU, so the rate is set by the client's cost per message and by the
+share of the CPU it gets. \`perf stat\` over 40,000 64 B sends at 9800689: perftest's server ran 812 ms
+and its client 806 ms (33,944 msg/s); udattest's server 703 ms and its client 715 ms (29,451 msg/s): equal
+shares for both tools, so the row compares the clients' costs per message, and a udattest client's send
+carries the costs of the write above (its crossing, its checks, its bookkeeping) where perftest's
+client calls librxe directly. The share matters as much: with the server limited to one P
+(\`GOMAXPROCS=1\`) its thread sleeps in the runtime's hand-offs, it ran 426 ms against its client's 754 ms,
+and the rate went to 35,537 msg/s (1.05 x perftest) with the client unchanged. That is not counted
+(udattest keeps two Ps on both sides, the equal shares above). What would remove the rest: the
+per-operation costs above.
+
+### Posts of 16
+
+With the crossing shared by 16, every DTO still costs about 560 instructions on the post side (the
+checks about 255 of them) and 505 on the completion side (callgrind, at e102743), against perftest's librxe
+alone: a post list and a poll with no cookies, events or checks. The difference, about 1,070 per DTO,
+is nearly all of udapl's user space per DTO, so only a DAT layer of a few hundred instructions per DTO
+would meet the target. C DAPL has no list post to compare with.
+
+### Latency
+
+The same per-operation costs, on the critical path. In the RDMA write ping-pong each side polls memory
+and posts one write per half round trip: one crossing and the checks, the row closest to its target.
+In the send ping-pong each half round trip is a poll that finds the receive and a post of the
+send (the repost of the receive comes after the send), two crossings; and while it waits, every empty
+poll is a crossing (\`DequeueEmpty\`: 720 instructions in the deterministic VM, against librxe's poll of a
+few dozen), so a message that lands mid-poll waits for it. The blocking 4 KiB write round trip is the
+write's costs again: the completion is there when the wait comes, for both tools. What would remove them:
+the crossings (a post and a poll written in Go against the provider's queues) and the bookkeeping above.
+ACCOUNT
 }
 
 notes() {
@@ -534,6 +644,12 @@ $block
 $lat
 
 $rtt
+
+## Targets not met, and where the difference goes
+
+$(gaps)
+
+$(account)
 
 ## Spread
 
