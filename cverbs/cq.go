@@ -4,6 +4,12 @@ package cverbs
 
 /*
 #include "cverbs.h"
+// Their out-parameters stay on the caller's stack (it takes both): a wait
+// allocates nothing.
+#cgo noescape cverbs_get_ack_cq_event
+#cgo nocallback cverbs_get_ack_cq_event
+#cgo noescape cverbs_poll_arm
+#cgo nocallback cverbs_poll_arm
 */
 import "C"
 
@@ -135,8 +141,24 @@ func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
 // time: never) with context.DeadlineExceeded. The blocked thread's own
 // timeout ends it: no runtime timer is set up, as one from
 // context.WithDeadline would be, and then woken for and torn down.
+// WaitBlocking and WaitBlockingUntil allocate nothing when ctx cannot end.
 func (ch *CompChannel) WaitBlockingUntil(ctx context.Context, deadline time.Time) (*CQ, error) {
 	return ch.wait(ctx, true, deadline)
+}
+
+// Interrupt ends the WaitBlocking or WaitBlockingUntil in progress, or the
+// next one if none is, with a nil CQ and a nil error: the waiter is to look
+// again at what it waits for. Unlike a context cancelled for the purpose,
+// it allocates nothing. It does not end a Wait.
+func (ch *CompChannel) Interrupt() {
+	if ch == nil {
+		return
+	}
+	ch.mu.RLock() // the eventfd lives as long as the channel
+	defer ch.mu.RUnlock()
+	if ch.ch != nil {
+		ch.tw.interrupt()
+	}
 }
 
 func (ch *CompChannel) wait(ctx context.Context, blocking bool, deadline time.Time) (*CQ, error) {
@@ -149,40 +171,63 @@ func (ch *CompChannel) wait(ctx context.Context, blocking bool, deadline time.Ti
 	if ch.ch == nil || ch.closed.Load() {
 		return nil, closedErr(op)
 	}
+	if blocking {
+		return ch.waitThread(ctx, op, deadline)
+	}
+	w, err := ch.netpoller(op)
+	if err != nil {
+		return nil, err
+	}
 	var cq *CQ
 	var evErr error
-	try := func() bool {
-		var ccq *C.struct_ibv_cq
-		var id C.uintptr_t
-		rc := C.cverbs_get_ack_cq_event(ch.ch, &ccq, &id)
-		if rc == C.EAGAIN {
-			return false
-		}
-		if rc != 0 {
-			evErr = opErr(op, int(rc))
-			return true
-		}
-		// Acked already, so the CQ may be gone and its address reused:
-		// the id tells a new CQ from the one the event was for.
-		if cq = cqRegistry.get(unsafe.Pointer(ccq)); cq == nil || cq.id != uintptr(id) {
-			cq, evErr = nil, opErr(op, int(syscall.ENOENT))
-		}
-		return true
+	err = w.wait(ctx, op, func() (done bool) {
+		cq, done, evErr = ch.takeEvent(op)
+		return done
+	})
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	if blocking {
-		// ch.mu keeps the channel's descriptor open until the wait ends.
-		err = ch.tw.wait(ctx, op, ch.ch.fd, deadline, try)
-	} else {
-		var w *fdWaiter
-		if w, err = ch.netpoller(op); err == nil {
-			err = w.wait(ctx, op, try)
-		}
+	return cq, evErr
+}
+
+// waitThread is wait in the calling thread. It has a function of its own
+// so that its closure and results stay on the stack (the netpoller's
+// waiter keeps its closure). Caller holds mu, which keeps the channel's
+// descriptor open until the wait ends.
+func (ch *CompChannel) waitThread(ctx context.Context, op string, deadline time.Time) (*CQ, error) {
+	var cq *CQ
+	var evErr error
+	err := ch.tw.wait(ctx, op, ch.ch.fd, deadline, func() (done bool) {
+		cq, done, evErr = ch.takeEvent(op)
+		return done
+	})
+	if err == errWoken {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return cq, evErr
+}
+
+// takeEvent reads the channel's next event and acknowledges it; done is
+// false when there is none yet (EAGAIN). Caller holds mu.
+func (ch *CompChannel) takeEvent(op string) (cq *CQ, done bool, err error) {
+	var ccq *C.struct_ibv_cq
+	var id C.uintptr_t
+	rc := C.cverbs_get_ack_cq_event(ch.ch, &ccq, &id)
+	if rc == C.EAGAIN {
+		return nil, false, nil
+	}
+	if rc != 0 {
+		return nil, true, opErr(op, int(rc))
+	}
+	// Acked already, so the CQ may be gone and its address reused: the id
+	// tells a new CQ from the one the event was for.
+	if cq = cqRegistry.get(unsafe.Pointer(ccq)); cq == nil || cq.id != uintptr(id) {
+		return nil, true, opErr(op, int(syscall.ENOENT))
+	}
+	return cq, true, nil
 }
 
 // maxPollBatch bounds the C array of ibv_wc a CQ keeps for Poll.

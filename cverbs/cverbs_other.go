@@ -92,6 +92,7 @@ func (ch *CompChannel) WaitBlocking(ctx context.Context) (*CQ, error) {
 func (ch *CompChannel) WaitBlockingUntil(ctx context.Context, deadline time.Time) (*CQ, error) {
 	return nil, unsupported("ibv_get_cq_event")
 }
+func (ch *CompChannel) Interrupt() {}
 func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	return nil, unsupported("ibv_create_cq")
 }

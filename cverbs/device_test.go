@@ -537,6 +537,42 @@ func TestCompChannelWaitBlockingUntil(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// Interrupt ends a blocking wait in progress, or the next one, with a nil
+// CQ and no error; the wait after that blocks again; an Interrupt of a
+// closed channel does nothing.
+func TestCompChannelInterrupt(t *testing.T) {
+	r := newRig(t)
+	ch := r.newChannel(t)
+
+	var g errgroup.Group
+	var cq *CQ
+	g.Go(func() (err error) {
+		cq, err = ch.WaitBlockingUntil(context.Background(), time.Now().Add(waitTimeout))
+		return err
+	})
+	time.Sleep(20 * time.Millisecond) // most likely blocked by now; either way it must end
+	ch.Interrupt()
+	require.NoError(t, g.Wait())
+	require.Nil(t, cq)
+
+	ch.Interrupt()
+	start := time.Now()
+	cq, err := ch.WaitBlocking(context.Background())
+	require.NoError(t, err, "an Interrupt before the wait ends it")
+	require.Nil(t, cq)
+	require.Less(t, time.Since(start), waitTimeout)
+
+	_, err = ch.WaitBlockingUntil(context.Background(), time.Now().Add(50*time.Millisecond))
+	require.ErrorIs(t, err, context.DeadlineExceeded, "an Interrupt ends one wait")
+
+	ch2, err := r.ctx.NewCompChannel()
+	require.NoError(t, err)
+	require.NoError(t, ch2.Close())
+	ch2.Interrupt()
+	_, err = ch2.WaitBlocking(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+}
+
 // A channel registers with the netpoller only when a Wait needs it: a
 // registered descriptor wakes the netpoller's thread at every event.
 func TestCompChannelRegistersOnFirstWait(t *testing.T) {

@@ -40,6 +40,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -54,10 +55,14 @@ import (
 // and 235 us this way, perftest's 125-129 us). The price is a thread per
 // waiting call. An eventfd ends a wait early: a context's end, or close.
 type threadWaiter struct {
-	wake   C.int
-	turn   chan struct{} // one waiter at a time: the eventfd is shared
-	closed atomic.Bool
+	wake        C.int
+	turn        chan struct{} // one waiter at a time: the eventfd is shared
+	closed      atomic.Bool
+	interrupted atomic.Bool // the current or next wait returns errWoken
 }
+
+// errWoken ends a wait that interrupt woke.
+var errWoken = errors.New("woken")
 
 func newThreadWaiter(op string) (*threadWaiter, error) {
 	fd, err := C.eventfd(0, C.EFD_NONBLOCK|C.EFD_CLOEXEC)
@@ -67,10 +72,17 @@ func newThreadWaiter(op string) (*threadWaiter, error) {
 	return &threadWaiter{wake: fd, turn: make(chan struct{}, 1)}, nil
 }
 
-// kick ends the current wait, if any, early.
+// kick makes the current wait, if any, look at its state again.
 func (w *threadWaiter) kick() {
 	one := [8]byte{1}
 	syscall.Write(int(w.wake), one[:])
+}
+
+// interrupt makes the current wait, or the next if none is in progress,
+// return errWoken.
+func (w *threadWaiter) interrupt() {
+	w.interrupted.Store(true)
+	w.kick()
 }
 
 // close makes every wait, current or later, return ErrClosed.
@@ -90,9 +102,10 @@ func (w *threadWaiter) free() {
 
 // wait calls try until it reports done, blocking on fd whenever it returns
 // false (the non-blocking verb said EAGAIN). It returns ctx.Err() if ctx
-// ends first, context.DeadlineExceeded at deadline (unless it is zero) and
-// ErrClosed once the waiter is closed. fd must stay open until wait
-// returns.
+// ends first, context.DeadlineExceeded at deadline (unless it is zero),
+// errWoken when interrupted and ErrClosed once the waiter is closed. fd
+// must stay open until wait returns. It allocates nothing unless ctx can
+// end.
 func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, deadline time.Time, try func() bool) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -101,7 +114,9 @@ func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, deadline t
 		return err
 	}
 	defer func() { <-w.turn }()
-	defer whenDone(ctx, w.kick)()
+	if ctx.Done() != nil {
+		defer whenDone(ctx, w.kick)()
+	}
 	// ppoll reports a descriptor that is readable already (unlike the
 	// netpoller, which reports changes), so the wait comes first and try
 	// runs once the descriptor is readable, or after a wake-up.
@@ -115,6 +130,9 @@ func (w *threadWaiter) wait(ctx context.Context, op string, fd C.int, deadline t
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if w.interrupted.Swap(false) {
+			return errWoken
 		}
 		timeout := int64(-1)
 		if hasDL {
