@@ -27,13 +27,17 @@ type EVD struct {
 	mu sync.Mutex
 	// cq takes the completions of the EPs' queues, scq (created on demand)
 	// the receives of EPs that use solicited wait; see cqsize.go.
-	cq, scq    *cverbs.CQ
-	use, suse  cqUse
-	qlen       int
-	q          []Event // ring of queued events
-	qhead, qn  int
-	wc         []cverbs.WC // poll buffer, reused
-	wake       context.CancelFunc
+	cq, scq   *cverbs.CQ
+	use, suse cqUse
+	qlen      int
+	q         []Event // ring of queued events
+	qhead, qn int
+	wc        []cverbs.WC // poll buffer, reused
+	// A waiter that blocks does so on blockedOn, or on wakeUp while a
+	// CNO's watcher owns ch, until interruptLocked wakes it.
+	blocked    bool
+	blockedOn  *cverbs.CompChannel
+	wakeUp     chan struct{}
 	aborted    bool
 	unwaitable bool
 	disabled   bool
@@ -193,9 +197,18 @@ func (e *EVD) wakeLocked() {
 
 // interruptLocked makes a waiter look at the EVD again.
 func (e *EVD) interruptLocked() {
-	if e.wake != nil {
-		e.wake()
-		e.wake = nil
+	if !e.blocked {
+		return
+	}
+	e.blocked = false
+	if e.blockedOn != nil {
+		e.blockedOn.Interrupt()
+		e.blockedOn = nil
+		return
+	}
+	select {
+	case e.wakeUp <- struct{}{}:
+	default: // woken already
 	}
 }
 
@@ -473,28 +486,42 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, limit time.Dur
 			leave()
 			return 0, ctxError(op, err)
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		e.wake = cancel
 		ch := e.ch
 		if e.watch != nil {
 			ch = nil // the CNO's watcher waits on the channel and wakes us
 		}
+		if ch == nil && e.wakeUp == nil {
+			e.wakeUp = make(chan struct{}, 1)
+		}
+		e.blocked, e.blockedOn = true, ch
 		e.mu.Unlock()
 		if ch != nil {
 			// The blocked thread's own timeout ends the wait at the
 			// deadline: no runtime timer to set up, wake and tear down.
-			ch.WaitBlockingUntil(wctx, deadline)
-		} else if !deadline.IsZero() {
-			t := time.AfterFunc(time.Until(deadline), cancel)
-			<-wctx.Done()
-			t.Stop()
+			ch.WaitBlockingUntil(ctx, deadline)
 		} else {
-			<-wctx.Done()
+			e.sleep(ctx, deadline)
 		}
-		cancel()
 		e.mu.Lock()
-		e.wake = nil
+		e.blocked, e.blockedOn = false, nil
 		e.mu.Unlock()
+	}
+}
+
+// sleep blocks a waiter that has no channel to block on (the EVD has
+// none, or a CNO's watcher owns it) until interruptLocked wakes it, ctx
+// ends or the deadline (if not zero) passes.
+func (e *EVD) sleep(ctx context.Context, deadline time.Time) {
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-e.wakeUp:
+	case <-ctx.Done():
+	case <-expired:
 	}
 }
 

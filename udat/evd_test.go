@@ -177,6 +177,22 @@ func TestEVDWaitAllocatesNothing(t *testing.T) {
 	require.Equal(t, uint64(1), ev.DTO.Cookie)
 }
 
+// A wait that blocks allocates nothing either: it blocks in the channel's
+// thread wait, and a software event or an abort wakes it through the
+// channel, not through a context made for the purpose. Each wait here
+// polls, arms, blocks until its deadline and polls again.
+func TestEVDBlockingWaitAllocatesNothing(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(4, EVDDTOFlag)
+	require.NoError(t, err)
+	var ev Event
+	wait := func() { _, err = e.WaitInto(100, 1, &ev) }
+	wait()
+	requireCode(t, err, TimeoutExpired)
+	require.Zero(t, testing.AllocsPerRun(20, wait), "allocations per wait that blocks")
+	requireCode(t, err, TimeoutExpired)
+}
+
 // dat_evd_create argument checks, dat_evd_query, dat_evd_resize.
 func TestEVDCreateQueryResize(t *testing.T) {
 	ia := openIA(t)
