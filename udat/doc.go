@@ -104,8 +104,8 @@
 // The I/O vector may be reused as soon as a post returns; the memory it names
 // may not until the DTO completes. Memory comes from AllocLMR (page-aligned,
 // outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
-// exists). EVD.Dequeue, EVD.DequeueInto, a wait that finds its events
-// queued and the completion path allocate nothing.
+// exists). EVD.Dequeue, EVD.DequeueInto, EVD.WaitInto (also when it
+// blocks) and the completion path allocate nothing.
 //
 // # Notification
 //
