@@ -53,7 +53,8 @@ import (
 // and often a second thread woken to spin (measured on two emulated CPUs,
 // side by side: a blocking 4 KiB send ping-pong's p50 was 328 us that way
 // and 235 us this way, perftest's 125-129 us). The price is a thread per
-// waiting call. An eventfd ends a wait early: a context's end, or close.
+// waiting call. An eventfd ends a wait early: an interrupt, a context's
+// end, or close.
 type threadWaiter struct {
 	wake        C.int
 	turn        chan struct{} // one waiter at a time: the eventfd is shared

@@ -285,8 +285,9 @@ account() {
 
 The RDMA rows, polling and blocking, at 64 B and at 4 KiB, miss by about a thousand instructions per
 operation (the table; a 4 KiB row's 0.5 % spread is about 400), the same at both sizes: the kernel's
-Soft-RoCE work per operation is the same for udapl and C DAPL (counted before: one \`write(2)\` per post, the same packets, interrupts and context
-switches), so the difference is user space. C DAPL's whole user side is about 1,000 instructions per
+Soft-RoCE work per operation is the same for udapl and C DAPL (counted before: one \`write(2)\` per
+post, the same packets, interrupts and context switches), so the difference is user space. C DAPL's
+whole user side is about 1,000 instructions per
 64 B write; udapl's about 2,350 (callgrind, fourth round). Two experiments at 9800689 split it, each a
 udattest client against its own server, 50,000 64 B RDMA writes a run, the binaries alternated in one
 boot of the deterministic VM, 3 runs each, every three within 0.1 % (msg/s, medians):
@@ -304,9 +305,10 @@ boot of the deterministic VM, 3 runs each, every three within 0.1 % (msg/s, medi
   privileges, the segment count, the flags, the request EVD, the message size (post.go). C DAPL makes
   none of them; they stay (issue 8).
 - **The rest, about 500-600 (the difference less the two above): the Go side's bookkeeping against C
-  DAPL's own.** Spread thin (callgrind, instructions per write): \`postRequests\` itself 216, the cookie ring's \`reserve\` 79, \`deliverHead\` 73
-  and \`release\` 60, \`SetOne\` 70, \`deliver\` 65, \`DequeueInto\` 126, the lock and the EP lookup about 25
-  each. The last three rounds took 466, 412 and 339 instructions per write out of it (the tables in the
+  DAPL's own.** Spread thin (callgrind, instructions per write): \`postRequests\` itself 216, the
+  cookie ring's \`reserve\` 79, \`deliverHead\` 73 and \`release\` 60, \`SetOne\` 70, \`deliver\` 65,
+  \`DequeueInto\` 126, the lock and the EP lookup about 25 each. The last three rounds took 466, 412 and
+  339 instructions per write out of it (the tables in the
   notes); no function left costs more than 220.
 
 Without the crossing a 64 B write would cost about 16,060 instructions: 62,300 msg/s, 0.95 x C DAPL.
@@ -405,7 +407,8 @@ upset. A wait that does block costs, in order: \`ibv_poll_cq\`, \`ibv_req_notify
 rxe) and \`ibv_poll_cq\` again, in one cgo call; the wait itself, in ppoll(2) on the channel and an eventfd
 (which a software event, an abort, a context's end or a close signals; until b9fd371 a context.WithCancel and
 an AfterFunc did that: 21 allocations per wait, and the 4 KiB send ping-pong's p50 was 175-182 us against
-155-161 us without them, p99 357-559 against 292-358, alternated 5 times); the read of the event with \`ibv_ack_cq_events\` in the same call; and
+155-161 us without them, p99 357-559 against 292-358, alternated 5 times); the read of the event with
+\`ibv_ack_cq_events\` in the same call; and
 the poll that finds the completion: 4 cgo calls (\`TestBlockingWaitCgoCalls\` counts them; there were 7
 before the arm and the acknowledgement were folded in). The wait blocks its thread in the kernel, as C's
 \`dat_evd_wait\` does, rather than parking the goroutine on the netpoller: there, counted with perf stat
@@ -548,7 +551,8 @@ blocked thread's \`ppoll\` ends at the deadline (p99 453-635 -> 399-502 us, p50 
 Per round trip, now: udattest 0.96 \`ppoll\`, 0.98 \`read\` and 1 \`write\` system calls, perftest 2
 \`read\` and 1 \`write\`; udattest's runtime adds 0.28 \`futex\` (mostly the yield every 2 ms, which
 wakes another of its threads; without the yield p50 and p99 both got worse, 208-228 and 853-1,078 us)
-and 0.17 \`nanosleep\` (its monitor thread). In \`make bench\` at e102743 the p50 was 1.35 x perftest's (1.73 before).
+and 0.17 \`nanosleep\` (its monitor thread). In \`make bench\` the p50 was 1.73 x perftest's before this round, 1.35 x at e102743 and 1.29 x at
+6118e66, whose waits allocate nothing.
 
 **send/recv on one vCPU.** Both ends busy-poll, and with one CPU they take turns: counted with
 \`perf stat\` over 20,000 64 B sends, udattest's server ran 399 ms (376 of them in user space,

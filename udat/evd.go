@@ -33,8 +33,9 @@ type EVD struct {
 	q         []Event // ring of queued events
 	qhead, qn int
 	wc        []cverbs.WC // poll buffer, reused
-	// A waiter that blocks does so on blockedOn, or on wakeUp while a
-	// CNO's watcher owns ch, until interruptLocked wakes it.
+	// A waiter that blocks does so on blockedOn (ch), or on wakeUp when
+	// the EVD has no channel or a CNO's watcher owns it, until
+	// interruptLocked wakes it.
 	blocked    bool
 	blockedOn  *cverbs.CompChannel
 	wakeUp     chan struct{}
