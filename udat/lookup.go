@@ -17,29 +17,53 @@ type hotCache[T any] [hotSlots]atomic.Pointer[T]
 func hotSlot(key uint32) uint32 { return (key ^ key>>8 ^ key>>16) % hotSlots }
 
 func (ia *IA) lookupEP(qpn uint32) *EP {
-	c := &ia.epHot[hotSlot(qpn)]
-	if ep := c.Load(); ep != nil && ep.qpn == qpn && !ep.dead() {
+	if ep := ia.hotEP(qpn); ep != nil {
 		return ep
 	}
+	return ia.lookupEPSlow(qpn)
+}
+
+func (ia *IA) lookupLMR(key uint32) *LMR {
+	if l := ia.hotLMR(key); l != nil {
+		return l
+	}
+	return ia.lookupLMRSlow(key)
+}
+
+// hotEP and hotLMR return the live object the hot cache holds for the key,
+// or nil. They are inlined where the data path calls them, which then calls
+// the slow lookup only on a miss: a hit costs no call, and no spills
+// around one.
+func (ia *IA) hotEP(qpn uint32) *EP {
+	if ep := ia.epHot[hotSlot(qpn)].Load(); ep != nil && ep.qpn == qpn && !ep.dead() {
+		return ep
+	}
+	return nil
+}
+
+func (ia *IA) hotLMR(key uint32) *LMR {
+	if l := ia.lmrHot[hotSlot(key)].Load(); l != nil && l.lkey == key && !l.dead() {
+		return l
+	}
+	return nil
+}
+
+func (ia *IA) lookupEPSlow(qpn uint32) *EP {
 	ia.epMu.RLock()
 	ep := ia.epByQP[qpn]
 	ia.epMu.RUnlock()
 	if ep != nil && !ep.dead() {
-		c.Store(ep)
+		ia.epHot[hotSlot(qpn)].Store(ep)
 	}
 	return ep
 }
 
-func (ia *IA) lookupLMR(key uint32) *LMR {
-	c := &ia.lmrHot[hotSlot(key)]
-	if l := c.Load(); l != nil && l.lkey == key && !l.dead() {
-		return l
-	}
+func (ia *IA) lookupLMRSlow(key uint32) *LMR {
 	ia.lmrMu.RLock()
 	l := ia.lmrByKey[key]
 	ia.lmrMu.RUnlock()
 	if l != nil && !l.dead() {
-		c.Store(l)
+		ia.lmrHot[hotSlot(key)].Store(l)
 	}
 	return l
 }

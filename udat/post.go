@@ -47,7 +47,10 @@ func checkIOV(op string, ia *IA, pz *PZ, iov []LMRTriplet, need MemPriv, sge []c
 		if t.SegmentLength == 0 {
 			continue
 		}
-		l := ia.lookupLMR(t.LMRContext)
+		l := ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+		if l == nil {
+			l = ia.lookupLMRSlow(t.LMRContext)
+		}
 		if l == nil || l.dead() {
 			return sge, lmrv, 0, newError(op, PrivilegesViolation)
 		}
@@ -575,7 +578,10 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 func (e *EVD) deliver(wc *cverbs.WC) {
 	ia := e.ia
 	owner, kind, seq := splitWRID(wc.WRID)
-	ep := ia.lookupEP(wc.QPNum)
+	ep := ia.hotEP(wc.QPNum) // inlined: no call on a hit
+	if ep == nil {
+		ep = ia.lookupEPSlow(wc.QPNum)
+	}
 	status := dtoStatus(wc.Status)
 	if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
 		// dat_ep_post_recv: "If the size of an incoming message is larger
