@@ -249,11 +249,9 @@ func (op DTOOp) waitedByFence() bool {
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {
 	seq := r.tail
 	i := int(seq & r.mask)
-	s := &r.slots[i]
-	*s = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
-	held := r.lmrs[i*r.maxIOV:]
+	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
 	for j, l := range lmrs { // a loop, not copy: one LMR is the common case
-		held[j] = l
+		r.lmrs[i*r.maxIOV+j] = l
 		l.inflight.Add(1)
 	}
 	r.tail++
