@@ -54,6 +54,10 @@ type sendQueue struct {
 	sges   []SGE
 	depth  int
 	maxSGE int
+	// ud: the QP is a UD QP, whose sends need an address handle and
+	// whose only operations are sends: a send without one would have the
+	// provider follow a null pointer.
+	ud bool
 }
 
 // cuptr passes a pointer to C memory as a uintptr_t: cgo checks pointer
@@ -126,11 +130,13 @@ func (b SendBatch) SGL(i int) []SGE {
 
 // Set makes wr work request i of the batch. wr.SGL may lie in SGL(i);
 // anywhere else it is copied there. An index beyond Cap, more segments
-// than MaxSendSGE or an unknown operation gives EINVAL.
+// than MaxSendSGE, an unknown operation, or one the QP's type does not
+// take (on a UD QP, anything but a send with an address handle; on an RC
+// QP, an address handle) gives EINVAL.
 func (b SendBatch) Set(i int, wr *SendWR) error {
 	const op = "ibv_post_send"
 	q := &b.qp.sq
-	if !q.place(i, wr.Op, wr.SGL) {
+	if (wr.AH != nil) != q.ud || q.ud && wr.Op != OpSend && wr.Op != OpSendImm || !q.place(i, wr.Op, wr.SGL) {
 		return opErr(op, int(syscall.EINVAL))
 	}
 	var ah C.uintptr_t
@@ -160,10 +166,11 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 // than as a SendWR: a send or RDMA write (with or without immediate data)
 // or an RDMA read, with no address handle. Atomics take Set. The fields it
 // leaves as they were (compare_add, swap, remote_qpn, remote_qkey) are read
-// in C only for atomics and sends with an address handle.
+// in C only for atomics and sends with an address handle. A UD QP's sends
+// need one: SetOne on a UD QP gives EINVAL.
 func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
 	q := &b.qp.sq
-	if op == OpAtomicCmpSwap || op == OpAtomicFetchAdd || !q.place(i, op, sgl) {
+	if q.ud || op == OpAtomicCmpSwap || op == OpAtomicFetchAdd || !q.place(i, op, sgl) {
 		return opErr("ibv_post_send", int(syscall.EINVAL))
 	}
 	d := &q.descs[i]

@@ -77,6 +77,7 @@ func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *S
 			MaxInline:  int(init.cap.max_inline_data),
 		},
 	}}
+	qp.sq.ud = cqp.qp_type == C.IBV_QPT_UD
 	if !qp.sq.alloc(qp.cap.MaxSendWR, qp.cap.MaxSendSGE) {
 		return nil, false
 	}

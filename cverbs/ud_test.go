@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,6 +96,25 @@ func TestUDSIDRAndDatagrams(t *testing.T) {
 	_, err = a.qp.PostSend([]SendWR{{ID: 3, Op: OpSend, Flags: SendSignaled, AH: toB, RemoteQPN: b.qp.Num(), RemoteQKey: UDPQKey}})
 	require.True(t, errors.Is(err, ErrClosed), "err %v", err)
 	requireQuiet(t, a.scq, 50*time.Millisecond)
+
+	// A UD QP takes only sends, each with an address handle: without one
+	// the provider would follow a null pointer. An RC QP takes none.
+	for _, wr := range []SendWR{
+		{ID: 4, Op: OpSend, Flags: SendSignaled, RemoteQPN: b.qp.Num(), RemoteQKey: UDPQKey},
+		{ID: 5, Op: OpRDMAWrite, Flags: SendSignaled},
+		{ID: 6, Op: OpRDMAWrite, Flags: SendSignaled, AH: toA, RemoteQPN: b.qp.Num(), RemoteQKey: UDPQKey},
+	} {
+		_, err = a.qp.PostSend([]SendWR{wr})
+		require.True(t, errors.Is(err, syscall.EINVAL), "wr %d: err %v", wr.ID, err)
+	}
+	sb, err := a.qp.BeginSend()
+	require.NoError(t, err)
+	require.True(t, errors.Is(sb.SetOne(0, 7, OpSend, SendSignaled, nil, 0, 0, 0), syscall.EINVAL), "SetOne has no address handle")
+	sb.Cancel()
+	requireQuiet(t, a.scq, 50*time.Millisecond)
+	rc := r.newQPEnd(t, endOpts{})
+	_, err = rc.qp.PostSend([]SendWR{{ID: 8, Op: OpSend, Flags: SendSignaled, AH: toA, RemoteQPN: b.qp.Num(), RemoteQKey: UDPQKey}})
+	require.True(t, errors.Is(err, syscall.EINVAL), "an RC QP refuses an address handle: err %v", err)
 	require.NoError(t, toA.Close())
 	var nilAH *AH
 	require.NoError(t, nilAH.Close())

@@ -704,7 +704,8 @@ func (ep *EP) setFlushing(on bool, change func() error) {
 // fails (flushed, here), so whether one not reported yet succeeded or is
 // still to be flushed is only known from a later completion of the send
 // queue: the marker, a signalled zero-length RDMA write posted behind them
-// (flushed too, and harmless had it reached the peer), provides one. It
+// (flushed too, and harmless had it reached the peer), provides one; a UD
+// QP, which has no RDMA write, gets a datagram of its own (udMarker). It
 // takes the ring's spare slot.
 func (ep *EP) postFlushMarker() {
 	r := ep.sq
@@ -713,8 +714,12 @@ func (ep *EP) postFlushMarker() {
 	if !r.unsettled() || r.outstanding() >= len(r.slots) {
 		return
 	}
+	marker := [1]cverbs.SendWR{{Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}}
+	if ep.isUD() && !ep.udMarker(&marker[0]) {
+		return // the unsignalled datagrams count as sent (fifoRing.drain)
+	}
 	seq := r.reserve(0, 0, dtoMarker, true, nil)
-	marker := [1]cverbs.SendWR{{ID: makeWRID(r.owner, wrKindSend, seq), Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}}
+	marker[0].ID = makeWRID(r.owner, wrKindSend, seq)
 	n, err := ep.qp.PostSend(marker[:])
 	if err != nil || n != 1 {
 		r.unreserve()

@@ -134,6 +134,9 @@ type UDCM struct {
 type udEP struct {
 	cms map[*UDCM]struct{}
 	ahs map[*AH]struct{}
+	// self routes the EP's flush markers (udMarker) to its own port; made
+	// at the first flush that needs one, guarded by the send ring's mu.
+	self *cverbs.AH
 }
 
 // isUD reports whether the EP is a UD EP.
@@ -298,6 +301,35 @@ func (ep *EP) closeUDAHs() {
 		a.freed.Store(true)
 		a.vah.Close()
 	}
+	ep.sq.mu.Lock()
+	ep.ud.self.Close()
+	ep.ud.self = nil
+	ep.sq.mu.Unlock()
+}
+
+// markerQKey is the qkey of a UD flush marker: not the one the EP's QP
+// accepts (cverbs.UDPQKey), so that a marker that left the QP after all
+// would be dropped where it arrived.
+const markerQKey = cverbs.UDPQKey ^ 1
+
+// udMarker makes wr the flush marker of a UD EP (EP.postFlushMarker): a
+// signalled zero-length datagram to its own QP, through an address handle
+// of its own port. It reports false if no such handle can be made. Caller
+// holds ep.sq.mu.
+func (ep *EP) udMarker(wr *cverbs.SendWR) bool {
+	if ep.ud.self == nil {
+		gid, idx, err := ep.ia.localGID()
+		if err != nil {
+			return false
+		}
+		attr := cverbs.AHAttr{DLID: ep.ia.portAttr.LID, PortNum: ep.ia.port, IsGlobal: true,
+			GRH: cverbs.GlobalRoute{DGID: gid, SGIDIndex: uint8(idx), HopLimit: 64}}
+		if ep.ud.self, err = ep.pz.pd.CreateAH(attr); err != nil {
+			return false
+		}
+	}
+	wr.Op, wr.AH, wr.RemoteQPN, wr.RemoteQKey = cverbs.OpSend, ep.ud.self, ep.qpn, markerQKey
+	return true
 }
 
 // localGID returns the GID the IA's port sends from and its index in the
