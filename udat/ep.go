@@ -36,8 +36,11 @@ type EPAttr struct {
 	MaxRDMAReadIn          int
 	MaxRDMAReadOut         int
 	SRQSoftHW              int
-	MaxRDMAReadIOV         int
-	MaxRDMAWriteIOV        int
+	// MaxRDMAReadIOV is bounded by the device's max_sge_rd, which may be
+	// below its max_sge (IAAttr.MaxIOVSegmentsPerRDMARead): more is
+	// DAT_INVALID_PARAMETER. 0 is MaxRequestIOV, or that bound if lower.
+	MaxRDMAReadIOV  int
+	MaxRDMAWriteIOV int
 	// RetryCount (1-7, 0: DefaultRetryCount) is how many times in a row
 	// the EP resends an unacknowledged packet before it reports the
 	// connection broken. The active side's count is sent in the connection
@@ -72,7 +75,6 @@ func DefaultEPAttr() EPAttr {
 		MaxRequestIOV:   4,
 		MaxRDMAReadIn:   4,
 		MaxRDMAReadOut:  4,
-		MaxRDMAReadIOV:  4,
 		MaxRDMAWriteIOV: 4,
 	}
 }
@@ -186,7 +188,7 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	if attrp != nil {
 		attr = *attrp
 	}
-	attr = fillEPAttr(attr)
+	attr = fillEPAttr(attr, ia.rdmaReadSGE())
 	if srq != nil {
 		attr.MaxRecvDTOs = 0
 		attr.MaxRecvIOV = srq.maxIOV
@@ -226,8 +228,9 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 	return ep, nil
 }
 
-// fillEPAttr replaces zero counts by the defaults.
-func fillEPAttr(a EPAttr) EPAttr {
+// fillEPAttr replaces zero counts by the defaults; an RDMA read takes at
+// most readSGE segments.
+func fillEPAttr(a EPAttr, readSGE int) EPAttr {
 	d := DefaultEPAttr()
 	a.MaxRecvDTOs = cmp.Or(a.MaxRecvDTOs, d.MaxRecvDTOs)
 	a.MaxRequestDTOs = cmp.Or(a.MaxRequestDTOs, d.MaxRequestDTOs)
@@ -235,7 +238,7 @@ func fillEPAttr(a EPAttr) EPAttr {
 	a.MaxRequestIOV = cmp.Or(a.MaxRequestIOV, d.MaxRequestIOV)
 	a.MaxRDMAReadIn = cmp.Or(a.MaxRDMAReadIn, d.MaxRDMAReadIn)
 	a.MaxRDMAReadOut = cmp.Or(a.MaxRDMAReadOut, d.MaxRDMAReadOut)
-	a.MaxRDMAReadIOV = cmp.Or(a.MaxRDMAReadIOV, a.MaxRequestIOV)
+	a.MaxRDMAReadIOV = cmp.Or(a.MaxRDMAReadIOV, min(a.MaxRequestIOV, cmp.Or(readSGE, a.MaxRequestIOV)))
 	a.MaxRDMAWriteIOV = cmp.Or(a.MaxRDMAWriteIOV, a.MaxRequestIOV)
 	a.fillRetransmit()
 	return a
@@ -259,7 +262,7 @@ func (ia *IA) checkEPAttr(op string, a *EPAttr, arg Return) error {
 		bad = true
 	}
 	if d.MaxSGE > 0 && (a.MaxRecvIOV > d.MaxSGE || a.MaxRequestIOV > d.MaxSGE ||
-		a.MaxRDMAReadIOV > d.MaxSGE || a.MaxRDMAWriteIOV > d.MaxSGE) {
+		a.MaxRDMAReadIOV > ia.rdmaReadSGE() || a.MaxRDMAWriteIOV > d.MaxSGE) {
 		bad = true
 	}
 	if d.MaxQPRdAtom > 0 && a.MaxRDMAReadIn > d.MaxQPRdAtom {

@@ -6,6 +6,7 @@ package udat
 // man page (shared/seeds, DAT 1.2) it checks.
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -329,4 +330,37 @@ func TestRDMAFromPassiveSide(t *testing.T) {
 	require.NoError(t, s.ep.PostRDMAWrite([]LMRTriplet{s.lmr.Triplet(200, 11)}, 2, c.lmr.RMRTriplet(300, 11), 0))
 	require.Equal(t, DTOSuccess, waitDTO(t, s.req).Status)
 	require.Equal(t, "server data", string(c.lmr.Bytes()[300:311]))
+}
+
+// An adapter whose max_sge_rd is below its max_sge (siw: 1 and 6) writes
+// only the segments it reads into: an RDMA read over more would complete
+// with its whole length and leave the rest unwritten. The EP's read IOV is
+// bounded by max_sge_rd, here faked at 2 on the IA.
+func TestRDMAReadIOVBoundedByMaxSGERd(t *testing.T) {
+	ia := openIA(t)
+	require.Greater(t, ia.devAttr.MaxSGE, 2, "the device takes more than 2 segments")
+	ia.devAttr.MaxSGERd = 2
+	a, _, err := ia.Query()
+	require.NoError(t, err)
+	require.Equal(t, 2, a.MaxIOVSegmentsPerRDMARead)
+
+	pz := mustPZ(t, ia)
+	p := newPairIn(t, ia, pz, pairOpts{})
+	c, s := p.client, p.server
+	q, err := c.ep.Query()
+	require.NoError(t, err)
+	require.Equal(t, 2, q.Attr.MaxRDMAReadIOV, "the default read IOV is the device's")
+	require.GreaterOrEqual(t, q.Attr.MaxRequestIOV, 4, "the other IOVs keep theirs")
+
+	attr := DefaultEPAttr()
+	attr.MaxRDMAReadIOV = 3
+	_, err = ia.CreateEP(pz, c.req, c.req, c.conn, &attr)
+	requireCode(t, err, InvalidParameter|InvalidArg6, "a read IOV over max_sge_rd")
+
+	three := []LMRTriplet{c.lmr.Triplet(0, 8), c.lmr.Triplet(64, 8), c.lmr.Triplet(128, 8)}
+	requireCode(t, c.ep.PostRDMARead(three, 1, s.lmr.RMRTriplet(0, 24), CompletionDefault), InvalidParameter|InvalidArg2)
+	fill(s.lmr.Bytes()[:16], 0x5a)
+	require.NoError(t, c.ep.PostRDMARead(three[:2], 2, s.lmr.RMRTriplet(0, 16), CompletionDefault))
+	require.Equal(t, DTOCompletionData{EP: c.ep, Cookie: 2, Status: DTOSuccess, TransferredLength: 16, Op: DTORDMARead}, waitDTO(t, c.req))
+	require.Equal(t, bytes.Repeat([]byte{0x5a}, 8), c.lmr.Bytes()[64:72], "the second segment is written")
 }

@@ -22,15 +22,15 @@ func TestACKTimeoutDuration(t *testing.T) {
 func TestRetransmitDefaultsFromEnvironment(t *testing.T) {
 	t.Setenv("DAPL_ACK_RETRY", "3")
 	t.Setenv("DAPL_ACK_TIMER", "17")
-	a := fillEPAttr(EPAttr{})
+	a := fillEPAttr(EPAttr{}, 0)
 	assert.Equal(t, 3, a.RetryCount)
 	assert.Equal(t, 17, a.ACKTimeout)
-	a = fillEPAttr(EPAttr{RetryCount: 5, ACKTimeout: 12})
+	a = fillEPAttr(EPAttr{RetryCount: 5, ACKTimeout: 12}, 0)
 	assert.Equal(t, 5, a.RetryCount, "the EP's own value wins")
 	assert.Equal(t, 12, a.ACKTimeout)
 	t.Setenv("DAPL_ACK_RETRY", "9")
 	t.Setenv("DAPL_ACK_TIMER", "x")
-	a = fillEPAttr(EPAttr{})
+	a = fillEPAttr(EPAttr{}, 0)
 	assert.Equal(t, DefaultRetryCount, a.RetryCount, "out of range: the default")
 	assert.Equal(t, DefaultACKTimeout, a.ACKTimeout)
 }
