@@ -438,7 +438,9 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 
 // sendFlags are the work request flags of req, whose DTO moves total bytes.
 // fence is CompletionBarrierFence where it has something to wait for (see
-// fifoRing.readsBefore).
+// fifoRing.readsBefore). A fenced DTO is never inline: its bytes would be
+// copied now, before the reads it waits for have written them; the fence
+// orders only when the device reads them.
 func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fence bool) cverbs.SendFlags {
 	var wf cverbs.SendFlags
 	if signaled {
@@ -446,8 +448,7 @@ func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fenc
 	}
 	if fence {
 		wf |= cverbs.SendFence
-	}
-	if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes
+	} else if total > 0 && total <= ep.maxInline && o.need == MemPrivLocalRead { // sends and RDMA writes
 		wf |= cverbs.SendInline
 	}
 	if req.Flags&CompletionSolicitedWait != 0 {

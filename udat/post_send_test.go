@@ -6,6 +6,7 @@ package udat
 // page (shared/seeds, DAT 1.2) it checks.
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -170,6 +171,23 @@ func TestPostSendBarrierFenceFlag(t *testing.T) {
 	require.Equal(t, DTOSuccess, d.Status)
 	waitDTO(t, s.recv)
 	require.Equal(t, "fetched-by-rdma-read", string(s.lmr.Bytes()[:20]))
+
+	// A long read, and a fenced send of its last bytes, small enough to
+	// go inline were it not fenced: the send carries what the read wrote.
+	const n = 32 << 10
+	for round := uint64(0); round < 10; round++ {
+		tail := fmt.Sprintf("read-tail-%02d-xxxxxxx", round)
+		fill(s.lmr.Bytes()[32<<10:64<<10], 'r')
+		copy(s.lmr.Bytes()[64<<10-20:], tail)
+		fill(c.lmr.Bytes()[:n], 'z')
+		postRecvs(t, s, 0, 64, 1, 10+round)
+		require.NoError(t, c.ep.PostRDMARead([]LMRTriplet{c.lmr.Triplet(0, n)}, 3, s.lmr.RMRTriplet(32<<10, n), CompletionDefault))
+		require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(n-20, 20)}, 4, CompletionBarrierFence))
+		require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
+		require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
+		require.Equal(t, DTOSuccess, waitDTO(t, s.recv).Status)
+		require.Equal(t, tail, string(s.lmr.Bytes()[:20]), "round %d", round)
+	}
 }
 
 // "The dat_ep_post_send() function requests a transfer of all the data from
