@@ -116,6 +116,9 @@ type EP struct {
 	freeing     bool  // Free is under way
 	ud          *udEP // a UD EP's peers (ud.go); nil for RC
 	watch       stallWatch
+	// deviceFlushed: a completion came back flushed that the library did
+	// not cause (flushedByDevice); cleared by Reset.
+	deviceFlushed atomic.Bool
 }
 
 // State returns the EP's current state.
@@ -569,6 +572,23 @@ func (ep *EP) markBroken() {
 	go ep.breakConnection()
 }
 
+// deviceFlushGrace is how long a QP that entered the error state by itself
+// leaves the connection manager to report the connection's end before the
+// EP reports it broken.
+const deviceFlushGrace = 500 * time.Millisecond
+
+// flushedByDevice handles a flushed completion of a connected EP whose
+// queues the library did not flush: the QP entered the error state by
+// itself. Linux 6.12's Soft-RoCE does so when its port goes down, and an
+// iWARP QP when its stream closes, also in a graceful disconnect. Unless
+// the connection manager reports the end of the connection within
+// deviceFlushGrace (DISCONNECTED then), the EP is broken.
+func (ep *EP) flushedByDevice() {
+	if ep.deviceFlushed.CompareAndSwap(false, true) {
+		time.AfterFunc(deviceFlushGrace, ep.markBroken)
+	}
+}
+
 func (ep *EP) breakConnection() {
 	ep.flushQueues()
 	ep.mu.Lock()
@@ -635,6 +655,7 @@ func (ep *EP) Reset() error {
 		return badHandle(op, HandleTypeEP)
 	}
 	ep.setFlushing(false, nil)
+	ep.deviceFlushed.Store(false)
 	ep.terminated = false
 	ep.remote = netip.AddrPort{}
 	ep.remoteQual, ep.localQual = 0, 0

@@ -584,6 +584,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		ep = ia.lookupEPSlow(wc.QPNum)
 	}
 	status := dtoStatus(wc.Status)
+	deviceFlush := false // flushed, though the library flushed nothing
 	if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
 		// dat_ep_post_recv: "If the size of an incoming message is larger
 		// than the size of the local_iov, the reported status ... is
@@ -614,6 +615,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			r.mu.Unlock()
 			break
 		}
+		deviceFlush = status == DTOErrFlushed && !r.flushing
 		for s := r.next(); s != nil; s = r.next() {
 			ep.slotEventTo(e.pushSlotLocked(), s)
 			r.pop()
@@ -631,7 +633,11 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		s.record(status, wc)
 		ep.slotEventTo(e.pushSlotLocked(), &s)
 	}
-	if status != DTOSuccess && status != DTOErrFlushed && ep != nil {
+	switch {
+	case status == DTOSuccess || ep == nil:
+	case deviceFlush:
+		ep.flushedByDevice()
+	case status != DTOErrFlushed:
 		ep.markBroken()
 	}
 }

@@ -97,3 +97,48 @@ func TestWatchdogBudget(t *testing.T) {
 		})
 	}
 }
+
+// A QP that enters the error state by itself (Linux 6.12's Soft-RoCE when
+// its port goes down, an iWARP QP whose stream closed) flushes what is
+// posted, and nothing else tells of it: the first flushed completion the
+// library did not cause breaks the connection.
+func TestDeviceFlushBreaksConnection(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c := p.client
+	postRecvs(t, c, 0, 64, 2, 1)
+	require.NoError(t, c.ep.qp.ToError(), "the device, not the library, flushes")
+	for i := range 2 {
+		d := waitDTO(t, c.req)
+		require.Equal(t, uint64(i+1), d.Cookie)
+		require.Equal(t, DTOErrFlushed, d.Status)
+	}
+	require.Equal(t, EventConnectionBroken, waitEvent(t, c.conn).Number)
+	require.Equal(t, EPStateDisconnected, c.ep.getState())
+	requireEmpty(t, c.conn)
+
+	// Reset and reconnect: the EP watches for such a flush again.
+	require.NoError(t, c.ep.Reset())
+	p.server = newSide(t, p.ia, p.pz, pairOpts{}, nil, nil)
+	p.connect(t)
+	postRecvs(t, c, 0, 64, 1, 3)
+	require.NoError(t, c.ep.qp.ToError())
+	require.Equal(t, DTOErrFlushed, waitDTO(t, c.req).Status)
+	require.Equal(t, EventConnectionBroken, waitEvent(t, c.conn).Number)
+}
+
+// When the connection manager reports the end of the connection soon
+// after such a flush, as in an iWARP peer's graceful disconnect, the EP
+// is DISCONNECTED, not broken.
+func TestDeviceFlushInDisconnectIsNotBroken(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c := p.client
+	postRecvs(t, c, 0, 64, 2, 1)
+	require.NoError(t, p.server.ep.Disconnect(CloseGracefulFlag))
+	require.NoError(t, c.ep.qp.ToError())
+	require.Equal(t, EventConnectionDisconnected, waitEvent(t, c.conn).Number)
+	for range 2 {
+		require.Equal(t, DTOErrFlushed, waitDTO(t, c.req).Status)
+	}
+	time.Sleep(deviceFlushGrace + 100*time.Millisecond)
+	requireEmpty(t, c.conn)
+}
