@@ -3,9 +3,14 @@
 package udat
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,390 +20,417 @@ import (
 )
 
 // cConst pairs a Go constant with the C constant (or C expression) of the
-// DAT 2.0 headers it mirrors.
+// DAT 2.0 headers it mirrors. value is the constant itself, of its Go
+// type, so that TestCHeaderNames can print it.
 type cConst struct {
 	goName string
-	value  int64
+	value  any
 	cName  string
 }
 
-// cConsts lists every exported constant of return.go, consts.go and
-// epmodify.go, one entry each. TestCHeadersCoverAllConstants keeps it complete.
+// cConsts lists every exported constant of the package, one entry each,
+// but those of goOnlyConsts. TestCHeadersCoverAllConstants keeps it
+// complete.
 var cConsts = []cConst{
-	{"Success", int64(Success), "DAT_SUCCESS"},
-	{"ClassSuccess", int64(ClassSuccess), "DAT_CLASS_SUCCESS"},
-	{"ClassError", int64(ClassError), "DAT_CLASS_ERROR"},
-	{"ClassWarning", int64(ClassWarning), "DAT_CLASS_WARNING"},
-	{"ClassMask", int64(ClassMask), "(DAT_CLASS_ERROR|DAT_CLASS_WARNING)"},
-	{"TypeMask", int64(TypeMask), "DAT_TYPE_MASK"},
-	{"SubtypeMask", int64(SubtypeMask), "DAT_SUBTYPE_MASK"},
-	{"Abort", int64(Abort), "DAT_ABORT"},
-	{"ConnQualInUse", int64(ConnQualInUse), "DAT_CONN_QUAL_IN_USE"},
-	{"InsufficientResources", int64(InsufficientResources), "DAT_INSUFFICIENT_RESOURCES"},
-	{"InternalError", int64(InternalError), "DAT_INTERNAL_ERROR"},
-	{"InvalidHandle", int64(InvalidHandle), "DAT_INVALID_HANDLE"},
-	{"InvalidParameter", int64(InvalidParameter), "DAT_INVALID_PARAMETER"},
-	{"InvalidState", int64(InvalidState), "DAT_INVALID_STATE"},
-	{"LengthError", int64(LengthError), "DAT_LENGTH_ERROR"},
-	{"ModelNotSupported", int64(ModelNotSupported), "DAT_MODEL_NOT_SUPPORTED"},
-	{"ProviderNotFound", int64(ProviderNotFound), "DAT_PROVIDER_NOT_FOUND"},
-	{"PrivilegesViolation", int64(PrivilegesViolation), "DAT_PRIVILEGES_VIOLATION"},
-	{"ProtectionViolation", int64(ProtectionViolation), "DAT_PROTECTION_VIOLATION"},
-	{"QueueEmpty", int64(QueueEmpty), "DAT_QUEUE_EMPTY"},
-	{"QueueFull", int64(QueueFull), "DAT_QUEUE_FULL"},
-	{"TimeoutExpired", int64(TimeoutExpired), "DAT_TIMEOUT_EXPIRED"},
-	{"ProviderAlreadyRegistered", int64(ProviderAlreadyRegistered), "DAT_PROVIDER_ALREADY_REGISTERED"},
-	{"ProviderInUse", int64(ProviderInUse), "DAT_PROVIDER_IN_USE"},
-	{"InvalidAddress", int64(InvalidAddress), "DAT_INVALID_ADDRESS"},
-	{"InterruptedCall", int64(InterruptedCall), "DAT_INTERRUPTED_CALL"},
-	{"ConnQualUnavailable", int64(ConnQualUnavailable), "DAT_CONN_QUAL_UNAVAILABLE"},
-	{"ReservedLMR", int64(ReservedLMR), "DAT_RESERVED_LMR"},
-	{"PortInUse", int64(PortInUse), "DAT_PORT_IN_USE"},
-	{"CommNotSupported", int64(CommNotSupported), "DAT_COMM_NOT_SUPPORTED"},
-	{"ExtensionBase", int64(ExtensionBase), "DAT_EXTENSION_BASE"},
-	{"NotImplemented", int64(NotImplemented), "DAT_NOT_IMPLEMENTED"},
-	{"NameNotFound", int64(NameNotFound), "DAT_NAME_NOT_FOUND"},
-	{"NoSubtype", int64(NoSubtype), "DAT_NO_SUBTYPE"},
-	{"SubInterrupted", int64(SubInterrupted), "DAT_SUB_INTERRUPTED"},
-	{"ResourceMemory", int64(ResourceMemory), "DAT_RESOURCE_MEMORY"},
-	{"ResourceDevice", int64(ResourceDevice), "DAT_RESOURCE_DEVICE"},
-	{"ResourceTEP", int64(ResourceTEP), "DAT_RESOURCE_TEP"},
-	{"ResourceTEVD", int64(ResourceTEVD), "DAT_RESOURCE_TEVD"},
-	{"ResourceProtectionDomain", int64(ResourceProtectionDomain), "DAT_RESOURCE_PROTECTION_DOMAIN"},
-	{"ResourceMemoryRegion", int64(ResourceMemoryRegion), "DAT_RESOURCE_MEMORY_REGION"},
-	{"ResourceErrorHandler", int64(ResourceErrorHandler), "DAT_RESOURCE_ERROR_HANDLER"},
-	{"ResourceCredits", int64(ResourceCredits), "DAT_RESOURCE_CREDITS"},
-	{"ResourceSRQ", int64(ResourceSRQ), "DAT_RESOURCE_SRQ"},
-	{"InvalidHandleIA", int64(InvalidHandleIA), "DAT_INVALID_HANDLE_IA"},
-	{"InvalidHandleEP", int64(InvalidHandleEP), "DAT_INVALID_HANDLE_EP"},
-	{"InvalidHandleLMR", int64(InvalidHandleLMR), "DAT_INVALID_HANDLE_LMR"},
-	{"InvalidHandleRMR", int64(InvalidHandleRMR), "DAT_INVALID_HANDLE_RMR"},
-	{"InvalidHandlePZ", int64(InvalidHandlePZ), "DAT_INVALID_HANDLE_PZ"},
-	{"InvalidHandlePSP", int64(InvalidHandlePSP), "DAT_INVALID_HANDLE_PSP"},
-	{"InvalidHandleRSP", int64(InvalidHandleRSP), "DAT_INVALID_HANDLE_RSP"},
-	{"InvalidHandleCR", int64(InvalidHandleCR), "DAT_INVALID_HANDLE_CR"},
-	{"InvalidHandleCNO", int64(InvalidHandleCNO), "DAT_INVALID_HANDLE_CNO"},
-	{"InvalidHandleEVDCR", int64(InvalidHandleEVDCR), "DAT_INVALID_HANDLE_EVD_CR"},
-	{"InvalidHandleEVDRequest", int64(InvalidHandleEVDRequest), "DAT_INVALID_HANDLE_EVD_REQUEST"},
-	{"InvalidHandleEVDRecv", int64(InvalidHandleEVDRecv), "DAT_INVALID_HANDLE_EVD_RECV"},
-	{"InvalidHandleEVDConn", int64(InvalidHandleEVDConn), "DAT_INVALID_HANDLE_EVD_CONN"},
-	{"InvalidHandleEVDAsync", int64(InvalidHandleEVDAsync), "DAT_INVALID_HANDLE_EVD_ASYNC"},
-	{"InvalidHandleSRQ", int64(InvalidHandleSRQ), "DAT_INVALID_HANDLE_SRQ"},
-	{"InvalidHandleCSP", int64(InvalidHandleCSP), "DAT_INVALID_HANDLE_CSP"},
-	{"InvalidHandle1", int64(InvalidHandle1), "DAT_INVALID_HANDLE1"},
-	{"InvalidHandle2", int64(InvalidHandle2), "DAT_INVALID_HANDLE2"},
-	{"InvalidHandle3", int64(InvalidHandle3), "DAT_INVALID_HANDLE3"},
-	{"InvalidHandle4", int64(InvalidHandle4), "DAT_INVALID_HANDLE4"},
-	{"InvalidHandle5", int64(InvalidHandle5), "DAT_INVALID_HANDLE5"},
-	{"InvalidHandle6", int64(InvalidHandle6), "DAT_INVALID_HANDLE6"},
-	{"InvalidHandle7", int64(InvalidHandle7), "DAT_INVALID_HANDLE7"},
-	{"InvalidHandle8", int64(InvalidHandle8), "DAT_INVALID_HANDLE8"},
-	{"InvalidHandle9", int64(InvalidHandle9), "DAT_INVALID_HANDLE9"},
-	{"InvalidHandle10", int64(InvalidHandle10), "DAT_INVALID_HANDLE10"},
-	{"InvalidArg1", int64(InvalidArg1), "DAT_INVALID_ARG1"},
-	{"InvalidArg2", int64(InvalidArg2), "DAT_INVALID_ARG2"},
-	{"InvalidArg3", int64(InvalidArg3), "DAT_INVALID_ARG3"},
-	{"InvalidArg4", int64(InvalidArg4), "DAT_INVALID_ARG4"},
-	{"InvalidArg5", int64(InvalidArg5), "DAT_INVALID_ARG5"},
-	{"InvalidArg6", int64(InvalidArg6), "DAT_INVALID_ARG6"},
-	{"InvalidArg7", int64(InvalidArg7), "DAT_INVALID_ARG7"},
-	{"InvalidArg8", int64(InvalidArg8), "DAT_INVALID_ARG8"},
-	{"InvalidArg9", int64(InvalidArg9), "DAT_INVALID_ARG9"},
-	{"InvalidArg10", int64(InvalidArg10), "DAT_INVALID_ARG10"},
-	{"InvalidStateEPUnconnected", int64(InvalidStateEPUnconnected), "DAT_INVALID_STATE_EP_UNCONNECTED"},
-	{"InvalidStateEPActConnPending", int64(InvalidStateEPActConnPending), "DAT_INVALID_STATE_EP_ACTCONNPENDING"},
-	{"InvalidStateEPPassConnPending", int64(InvalidStateEPPassConnPending), "DAT_INVALID_STATE_EP_PASSCONNPENDING"},
-	{"InvalidStateEPTentConnPending", int64(InvalidStateEPTentConnPending), "DAT_INVALID_STATE_EP_TENTCONNPENDING"},
-	{"InvalidStateEPConnected", int64(InvalidStateEPConnected), "DAT_INVALID_STATE_EP_CONNECTED"},
-	{"InvalidStateEPDisconnected", int64(InvalidStateEPDisconnected), "DAT_INVALID_STATE_EP_DISCONNECTED"},
-	{"InvalidStateEPReserved", int64(InvalidStateEPReserved), "DAT_INVALID_STATE_EP_RESERVED"},
-	{"InvalidStateEPComplPending", int64(InvalidStateEPComplPending), "DAT_INVALID_STATE_EP_COMPLPENDING"},
-	{"InvalidStateEPDiscPending", int64(InvalidStateEPDiscPending), "DAT_INVALID_STATE_EP_DISCPENDING"},
-	{"InvalidStateEPProviderControl", int64(InvalidStateEPProviderControl), "DAT_INVALID_STATE_EP_PROVIDERCONTROL"},
-	{"InvalidStateEPNotReady", int64(InvalidStateEPNotReady), "DAT_INVALID_STATE_EP_NOTREADY"},
-	{"InvalidStateEPRecvWatermark", int64(InvalidStateEPRecvWatermark), "DAT_INVALID_STATE_EP_RECV_WATERMARK"},
-	{"InvalidStateEPPZ", int64(InvalidStateEPPZ), "DAT_INVALID_STATE_EP_PZ"},
-	{"InvalidStateEPEVDRequest", int64(InvalidStateEPEVDRequest), "DAT_INVALID_STATE_EP_EVD_REQUEST"},
-	{"InvalidStateEPEVDRecv", int64(InvalidStateEPEVDRecv), "DAT_INVALID_STATE_EP_EVD_RECV"},
-	{"InvalidStateEPEVDConnect", int64(InvalidStateEPEVDConnect), "DAT_INVALID_STATE_EP_EVD_CONNECT"},
-	{"InvalidStateEPUnconfigured", int64(InvalidStateEPUnconfigured), "DAT_INVALID_STATE_EP_UNCONFIGURED"},
-	{"InvalidStateEPUnconfReserved", int64(InvalidStateEPUnconfReserved), "DAT_INVALID_STATE_EP_UNCONFRESERVED"},
-	{"InvalidStateEPUnconfPassive", int64(InvalidStateEPUnconfPassive), "DAT_INVALID_STATE_EP_UNCONFPASSIVE"},
-	{"InvalidStateEPUnconfTentative", int64(InvalidStateEPUnconfTentative), "DAT_INVALID_STATE_EP_UNCONFTENTATIVE"},
-	{"InvalidStateCNOInUse", int64(InvalidStateCNOInUse), "DAT_INVALID_STATE_CNO_IN_USE"},
-	{"InvalidStateCNODead", int64(InvalidStateCNODead), "DAT_INVALID_STATE_CNO_DEAD"},
-	{"InvalidStateEVDOpen", int64(InvalidStateEVDOpen), "DAT_INVALID_STATE_EVD_OPEN"},
-	{"InvalidStateEVDEnabled", int64(InvalidStateEVDEnabled), "DAT_INVALID_STATE_EVD_ENABLED"},
-	{"InvalidStateEVDDisabled", int64(InvalidStateEVDDisabled), "DAT_INVALID_STATE_EVD_DISABLED"},
-	{"InvalidStateEVDWaitable", int64(InvalidStateEVDWaitable), "DAT_INVALID_STATE_EVD_WAITABLE"},
-	{"InvalidStateEVDUnwaitable", int64(InvalidStateEVDUnwaitable), "DAT_INVALID_STATE_EVD_UNWAITABLE"},
-	{"InvalidStateEVDInUse", int64(InvalidStateEVDInUse), "DAT_INVALID_STATE_EVD_IN_USE"},
-	{"InvalidStateEVDConfigNotify", int64(InvalidStateEVDConfigNotify), "DAT_INVALID_STATE_EVD_CONFIG_NOTIFY"},
-	{"InvalidStateEVDConfigSolicited", int64(InvalidStateEVDConfigSolicited), "DAT_INVALID_STATE_EVD_CONFIG_SOLICITED"},
-	{"InvalidStateEVDConfigThreshold", int64(InvalidStateEVDConfigThreshold), "DAT_INVALID_STATE_EVD_CONFIG_THRESHOLD"},
-	{"InvalidStateEVDWaiter", int64(InvalidStateEVDWaiter), "DAT_INVALID_STATE_EVD_WAITER"},
-	{"InvalidStateEVDAsync", int64(InvalidStateEVDAsync), "DAT_INVALID_STATE_EVD_ASYNC"},
-	{"InvalidStateIAInUse", int64(InvalidStateIAInUse), "DAT_INVALID_STATE_IA_IN_USE"},
-	{"InvalidStateLMRInUse", int64(InvalidStateLMRInUse), "DAT_INVALID_STATE_LMR_IN_USE"},
-	{"InvalidStateLMRFree", int64(InvalidStateLMRFree), "DAT_INVALID_STATE_LMR_FREE"},
-	{"InvalidStatePZInUse", int64(InvalidStatePZInUse), "DAT_INVALID_STATE_PZ_IN_USE"},
-	{"InvalidStatePZFree", int64(InvalidStatePZFree), "DAT_INVALID_STATE_PZ_FREE"},
-	{"InvalidStateSRQOperational", int64(InvalidStateSRQOperational), "DAT_INVALID_STATE_SRQ_OPERATIONAL"},
-	{"InvalidStateSRQError", int64(InvalidStateSRQError), "DAT_INVALID_STATE_SRQ_ERROR"},
-	{"InvalidStateSRQInUse", int64(InvalidStateSRQInUse), "DAT_INVALID_STATE_SRQ_IN_USE"},
-	{"InvalidStateSRQShutdown", int64(InvalidStateSRQShutdown), "DAT_INVALID_STATE_SRQ_SHUTDOWN"},
-	{"PrivilegesRead", int64(PrivilegesRead), "DAT_PRIVILEGES_READ"},
-	{"PrivilegesWrite", int64(PrivilegesWrite), "DAT_PRIVILEGES_WRITE"},
-	{"PrivilegesRDMARead", int64(PrivilegesRDMARead), "DAT_PRIVILEGES_RDMA_READ"},
-	{"PrivilegesRDMAWrite", int64(PrivilegesRDMAWrite), "DAT_PRIVILEGES_RDMA_WRITE"},
-	{"ProtectionRead", int64(ProtectionRead), "DAT_PROTECTION_READ"},
-	{"ProtectionWrite", int64(ProtectionWrite), "DAT_PROTECTION_WRITE"},
-	{"ProtectionRDMARead", int64(ProtectionRDMARead), "DAT_PROTECTION_RDMA_READ"},
-	{"ProtectionRDMAWrite", int64(ProtectionRDMAWrite), "DAT_PROTECTION_RDMA_WRITE"},
-	{"InvalidAddressUnsupported", int64(InvalidAddressUnsupported), "DAT_INVALID_ADDRESS_UNSUPPORTED"},
-	{"InvalidAddressUnreachable", int64(InvalidAddressUnreachable), "DAT_INVALID_ADDRESS_UNREACHABLE"},
-	{"InvalidAddressMalformed", int64(InvalidAddressMalformed), "DAT_INVALID_ADDRESS_MALFORMED"},
-	{"NameNotRegistered", int64(NameNotRegistered), "DAT_NAME_NOT_REGISTERED"},
-	{"MajorNotFound", int64(MajorNotFound), "DAT_MAJOR_NOT_FOUND"},
-	{"MinorNotFound", int64(MinorNotFound), "DAT_MINOR_NOT_FOUND"},
-	{"ThreadSafetyNotFound", int64(ThreadSafetyNotFound), "DAT_THREAD_SAFETY_NOT_FOUND"},
-	{"VersionMajor", int64(VersionMajor), "DAT_VERSION_MAJOR"},
-	{"VersionMinor", int64(VersionMinor), "DAT_VERSION_MINOR"},
-	{"NameMaxLength", int64(NameMaxLength), "DAT_NAME_MAX_LENGTH"},
-	{"OptimalAlignment", int64(OptimalAlignment), "DAT_OPTIMAL_ALIGNMENT"},
-	{"LMRCookieSize", int64(LMRCookieSize), "DAT_LMR_COOKIE_SIZE"},
-	{"WatermarkInfinite", int64(WatermarkInfinite), "DAT_WATERMARK_INFINITE"},
-	{"HWDefault", int64(HWDefault), "DAT_HW_DEFAULT"},
-	{"SRQLWDefault", int64(SRQLWDefault), "DAT_SRQ_LW_DEFAULT"},
-	{"ValueUnknown", int64(ValueUnknown), "DAT_VALUE_UNKNOWN"},
-	{"TimeoutInfinite", int64(TimeoutInfinite), "DAT_TIMEOUT_INFINITE"},
-	{"CompletionDefault", int64(CompletionDefault), "DAT_COMPLETION_DEFAULT_FLAG"},
-	{"CompletionSuppress", int64(CompletionSuppress), "DAT_COMPLETION_SUPPRESS_FLAG"},
-	{"CompletionSolicitedWait", int64(CompletionSolicitedWait), "DAT_COMPLETION_SOLICITED_WAIT_FLAG"},
-	{"CompletionUnsignalled", int64(CompletionUnsignalled), "DAT_COMPLETION_UNSIGNALLED_FLAG"},
-	{"CompletionBarrierFence", int64(CompletionBarrierFence), "DAT_COMPLETION_BARRIER_FENCE_FLAG"},
-	{"CompletionEVDThreshold", int64(CompletionEVDThreshold), "DAT_COMPLETION_EVD_THRESHOLD_FLAG"},
-	{"CompletionLMRInvalidateFence", int64(CompletionLMRInvalidateFence), "DAT_COMPLETION_LMR_INVALIDATE_FENCE_FLAG"},
-	{"DTOSend", int64(DTOSend), "DAT_DTO_SEND"},
-	{"DTORDMAWrite", int64(DTORDMAWrite), "DAT_DTO_RDMA_WRITE"},
-	{"DTORDMARead", int64(DTORDMARead), "DAT_DTO_RDMA_READ"},
-	{"DTOReceive", int64(DTOReceive), "DAT_DTO_RECEIVE"},
-	{"DTOReceiveWithInvalidate", int64(DTOReceiveWithInvalidate), "DAT_DTO_RECEIVE_WITH_INVALIDATE"},
-	{"DTOBindMW", int64(DTOBindMW), "DAT_DTO_BIND_MW"},
-	{"DTOLMRFMR", int64(DTOLMRFMR), "DAT_DTO_LMR_FMR"},
-	{"DTOLMRInvalidate", int64(DTOLMRInvalidate), "DAT_DTO_LMR_INVALIDATE"},
-	{"DTOExtensionBase", int64(DTOExtensionBase), "DAT_DTO_EXTENSION_BASE"},
-	{"QoSBestEffort", int64(QoSBestEffort), "DAT_QOS_BEST_EFFORT"},
-	{"QoSHighThroughput", int64(QoSHighThroughput), "DAT_QOS_HIGH_THROUGHPUT"},
-	{"QoSLowLatency", int64(QoSLowLatency), "DAT_QOS_LOW_LATENCY"},
-	{"QoSEconomy", int64(QoSEconomy), "DAT_QOS_ECONOMY"},
-	{"QoSPremium", int64(QoSPremium), "DAT_QOS_PREMIUM"},
-	{"ConnectDefault", int64(ConnectDefault), "DAT_CONNECT_DEFAULT_FLAG"},
-	{"ConnectMultipathRequested", int64(ConnectMultipathRequested), "DAT_CONNECT_MULTIPATH_REQUESTED_FLAG"},
-	{"ConnectMultipathRequired", int64(ConnectMultipathRequired), "DAT_CONNECT_MULTIPATH_REQUIRED_FLAG"},
-	{"CloseAbruptFlag", int64(CloseAbruptFlag), "DAT_CLOSE_ABRUPT_FLAG"},
-	{"CloseGracefulFlag", int64(CloseGracefulFlag), "DAT_CLOSE_GRACEFUL_FLAG"},
-	{"CloseDefault", int64(CloseDefault), "DAT_CLOSE_DEFAULT"},
-	{"EVDSoftwareFlag", int64(EVDSoftwareFlag), "DAT_EVD_SOFTWARE_FLAG"},
-	{"EVDCRFlag", int64(EVDCRFlag), "DAT_EVD_CR_FLAG"},
-	{"EVDDTOFlag", int64(EVDDTOFlag), "DAT_EVD_DTO_FLAG"},
-	{"EVDConnectionFlag", int64(EVDConnectionFlag), "DAT_EVD_CONNECTION_FLAG"},
-	{"EVDRMRBindFlag", int64(EVDRMRBindFlag), "DAT_EVD_RMR_BIND_FLAG"},
-	{"EVDAsyncFlag", int64(EVDAsyncFlag), "DAT_EVD_ASYNC_FLAG"},
-	{"EVDDefaultFlag", int64(EVDDefaultFlag), "DAT_EVD_DEFAULT_FLAG"},
-	{"EVDExtensionBase", int64(EVDExtensionBase), "DAT_EVD_EXTENSION_BASE"},
-	{"PSPConsumerFlag", int64(PSPConsumerFlag), "DAT_PSP_CONSUMER_FLAG"},
-	{"PSPProviderFlag", int64(PSPProviderFlag), "DAT_PSP_PROVIDER_FLAG"},
-	{"MemPrivNone", int64(MemPrivNone), "DAT_MEM_PRIV_NONE_FLAG"},
-	{"MemPrivLocalRead", int64(MemPrivLocalRead), "DAT_MEM_PRIV_LOCAL_READ_FLAG"},
-	{"MemPrivRemoteRead", int64(MemPrivRemoteRead), "DAT_MEM_PRIV_REMOTE_READ_FLAG"},
-	{"MemPrivLocalWrite", int64(MemPrivLocalWrite), "DAT_MEM_PRIV_LOCAL_WRITE_FLAG"},
-	{"MemPrivRemoteWrite", int64(MemPrivRemoteWrite), "DAT_MEM_PRIV_REMOTE_WRITE_FLAG"},
-	{"MemPrivAll", int64(MemPrivAll), "DAT_MEM_PRIV_ALL_FLAG"},
-	{"MemPrivExtensionBase", int64(MemPrivExtensionBase), "DAT_MEM_PRIV_EXTENSION_BASE"},
-	{"MemPrivRead", int64(MemPrivRead), "DAT_MEM_PRIV_READ_FLAG"},
-	{"MemPrivWrite", int64(MemPrivWrite), "DAT_MEM_PRIV_WRITE_FLAG"},
-	{"VATypeVA", int64(VATypeVA), "DAT_VA_TYPE_VA"},
-	{"VATypeZB", int64(VATypeZB), "DAT_VA_TYPE_ZB"},
-	{"RMRScopeEP", int64(RMRScopeEP), "DAT_RMR_SCOPE_EP"},
-	{"RMRScopePZ", int64(RMRScopePZ), "DAT_RMR_SCOPE_PZ"},
-	{"RMRScopeAny", int64(RMRScopeAny), "DAT_RMR_SCOPE_ANY"},
-	{"MemTypeVirtual", int64(MemTypeVirtual), "DAT_MEM_TYPE_VIRTUAL"},
-	{"MemTypeLMR", int64(MemTypeLMR), "DAT_MEM_TYPE_LMR"},
-	{"MemTypeSharedVirtual", int64(MemTypeSharedVirtual), "DAT_MEM_TYPE_SHARED_VIRTUAL"},
-	{"IOVConsumer", int64(IOVConsumer), "DAT_IOV_CONSUMER"},
-	{"IOVProviderNoMod", int64(IOVProviderNoMod), "DAT_IOV_PROVIDER_NOMOD"},
-	{"IOVProviderMod", int64(IOVProviderMod), "DAT_IOV_PROVIDER_MOD"},
-	{"PSPCreatesEPNever", int64(PSPCreatesEPNever), "DAT_PSP_CREATES_EP_NEVER"},
-	{"PSPCreatesEPIfAsked", int64(PSPCreatesEPIfAsked), "DAT_PSP_CREATES_EP_IFASKED"},
-	{"PSPCreatesEPAlways", int64(PSPCreatesEPAlways), "DAT_PSP_CREATES_EP_ALWAYS"},
-	{"PZUnique", int64(PZUnique), "DAT_PZ_UNIQUE"},
-	{"PZShareable", int64(PZShareable), "DAT_PZ_SHAREABLE"},
-	{"ExtensionNone", int64(ExtensionNone), "DAT_EXTENSION_NONE"},
-	{"ExtensionIB", int64(ExtensionIB), "DAT_EXTENSION_IB"},
-	{"ExtensionIW", int64(ExtensionIW), "DAT_EXTENSION_IW"},
-	{"ServiceTypeRC", int64(ServiceTypeRC), "DAT_SERVICE_TYPE_RC"},
-	{"ServiceTypeExtensionBase", int64(ServiceTypeExtensionBase), "DAT_SERVICE_TYPE_EXTENSION_BASE"},
-	{"EPStateUnconnected", int64(EPStateUnconnected), "DAT_EP_STATE_UNCONNECTED"},
-	{"EPStateUnconfiguredUnconnected", int64(EPStateUnconfiguredUnconnected), "DAT_EP_STATE_UNCONFIGURED_UNCONNECTED"},
-	{"EPStateReserved", int64(EPStateReserved), "DAT_EP_STATE_RESERVED"},
-	{"EPStateUnconfiguredReserved", int64(EPStateUnconfiguredReserved), "DAT_EP_STATE_UNCONFIGURED_RESERVED"},
-	{"EPStatePassiveConnectionPending", int64(EPStatePassiveConnectionPending), "DAT_EP_STATE_PASSIVE_CONNECTION_PENDING"},
-	{"EPStateUnconfiguredPassive", int64(EPStateUnconfiguredPassive), "DAT_EP_STATE_UNCONFIGURED_PASSIVE"},
-	{"EPStateActiveConnectionPending", int64(EPStateActiveConnectionPending), "DAT_EP_STATE_ACTIVE_CONNECTION_PENDING"},
-	{"EPStateTentativeConnectionPending", int64(EPStateTentativeConnectionPending), "DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING"},
-	{"EPStateUnconfiguredTentative", int64(EPStateUnconfiguredTentative), "DAT_EP_STATE_UNCONFIGURED_TENTATIVE"},
-	{"EPStateConnected", int64(EPStateConnected), "DAT_EP_STATE_CONNECTED"},
-	{"EPStateDisconnectPending", int64(EPStateDisconnectPending), "DAT_EP_STATE_DISCONNECT_PENDING"},
-	{"EPStateDisconnected", int64(EPStateDisconnected), "DAT_EP_STATE_DISCONNECTED"},
-	{"EPStateCompletionPending", int64(EPStateCompletionPending), "DAT_EP_STATE_COMPLETION_PENDING"},
-	{"EPStateConnectedSinglePath", int64(EPStateConnectedSinglePath), "DAT_EP_STATE_CONNECTED_SINGLE_PATH"},
-	{"EPStateConnectedMultiPath", int64(EPStateConnectedMultiPath), "DAT_EP_STATE_CONNECTED_MULTI_PATH"},
-	{"EPStateError", int64(EPStateError), "DAT_EP_STATE_ERROR"},
-	{"SRQStateError", int64(SRQStateError), "DAT_SRQ_STATE_ERROR"},
-	{"SRQStateOperational", int64(SRQStateOperational), "DAT_SRQ_STATE_OPERATIONAL"},
-	{"SRQStateShutdown", int64(SRQStateShutdown), "DAT_SRQ_STATE_SHUTDOWN"},
-	{"EVDStateEnabled", int64(EVDStateEnabled), "DAT_EVD_STATE_ENABLED"},
-	{"EVDStateDisabled", int64(EVDStateDisabled), "DAT_EVD_STATE_DISABLED"},
-	{"EVDStateWaitable", int64(EVDStateWaitable), "DAT_EVD_STATE_WAITABLE"},
-	{"EVDStateUnwaitable", int64(EVDStateUnwaitable), "DAT_EVD_STATE_UNWAITABLE"},
-	{"EVDStateConfigNotify", int64(EVDStateConfigNotify), "DAT_EVD_STATE_CONFIG_NOTIFY"},
-	{"EVDStateConfigSolicited", int64(EVDStateConfigSolicited), "DAT_EVD_STATE_CONFIG_SOLICITED"},
-	{"EVDStateConfigThreshold", int64(EVDStateConfigThreshold), "DAT_EVD_STATE_CONFIG_THRESHOLD"},
-	{"ProxyTypeNone", int64(ProxyTypeNone), "DAT_PROXY_TYPE_NONE"},
-	{"ProxyTypeAgent", int64(ProxyTypeAgent), "DAT_PROXY_TYPE_AGENT"},
-	{"ProxyTypeFD", int64(ProxyTypeFD), "DAT_PROXY_TYPE_FD"},
-	{"DTOSuccess", int64(DTOSuccess), "DAT_DTO_SUCCESS"},
-	{"DTOErrFlushed", int64(DTOErrFlushed), "DAT_DTO_ERR_FLUSHED"},
-	{"DTOErrLocalLength", int64(DTOErrLocalLength), "DAT_DTO_ERR_LOCAL_LENGTH"},
-	{"DTOErrLocalEP", int64(DTOErrLocalEP), "DAT_DTO_ERR_LOCAL_EP"},
-	{"DTOErrLocalProtection", int64(DTOErrLocalProtection), "DAT_DTO_ERR_LOCAL_PROTECTION"},
-	{"DTOErrBadResponse", int64(DTOErrBadResponse), "DAT_DTO_ERR_BAD_RESPONSE"},
-	{"DTOErrRemoteAccess", int64(DTOErrRemoteAccess), "DAT_DTO_ERR_REMOTE_ACCESS"},
-	{"DTOErrRemoteResponder", int64(DTOErrRemoteResponder), "DAT_DTO_ERR_REMOTE_RESPONDER"},
-	{"DTOErrTransport", int64(DTOErrTransport), "DAT_DTO_ERR_TRANSPORT"},
-	{"DTOErrReceiverNotReady", int64(DTOErrReceiverNotReady), "DAT_DTO_ERR_RECEIVER_NOT_READY"},
-	{"DTOErrPartialPacket", int64(DTOErrPartialPacket), "DAT_DTO_ERR_PARTIAL_PACKET"},
-	{"DTOErrRMROperationFailed", int64(DTOErrRMROperationFailed), "DAT_RMR_OPERATION_FAILED"},
-	{"DTOErrLocalMMError", int64(DTOErrLocalMMError), "DAT_DTO_ERR_LOCAL_MM_ERROR"},
-	{"DTOLengthError", int64(DTOLengthError), "DAT_DTO_LENGTH_ERROR"},
-	{"DTOFailure", int64(DTOFailure), "DAT_DTO_FAILURE"},
-	{"RMRBindSuccess", int64(RMRBindSuccess), "DAT_RMR_BIND_SUCCESS"},
-	{"RMRBindFailure", int64(RMRBindFailure), "DAT_RMR_BIND_FAILURE"},
-	{"EventDTOCompletion", int64(EventDTOCompletion), "DAT_DTO_COMPLETION_EVENT"},
-	{"EventRMRBindCompletion", int64(EventRMRBindCompletion), "DAT_RMR_BIND_COMPLETION_EVENT"},
-	{"EventConnectionRequest", int64(EventConnectionRequest), "DAT_CONNECTION_REQUEST_EVENT"},
-	{"EventConnectionEstablished", int64(EventConnectionEstablished), "DAT_CONNECTION_EVENT_ESTABLISHED"},
-	{"EventConnectionPeerRejected", int64(EventConnectionPeerRejected), "DAT_CONNECTION_EVENT_PEER_REJECTED"},
-	{"EventConnectionNonPeerRejected", int64(EventConnectionNonPeerRejected), "DAT_CONNECTION_EVENT_NON_PEER_REJECTED"},
-	{"EventConnectionAcceptCompletionError", int64(EventConnectionAcceptCompletionError), "DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR"},
-	{"EventConnectionDisconnected", int64(EventConnectionDisconnected), "DAT_CONNECTION_EVENT_DISCONNECTED"},
-	{"EventConnectionBroken", int64(EventConnectionBroken), "DAT_CONNECTION_EVENT_BROKEN"},
-	{"EventConnectionTimedOut", int64(EventConnectionTimedOut), "DAT_CONNECTION_EVENT_TIMED_OUT"},
-	{"EventConnectionUnreachable", int64(EventConnectionUnreachable), "DAT_CONNECTION_EVENT_UNREACHABLE"},
-	{"EventAsyncErrorEVDOverflow", int64(EventAsyncErrorEVDOverflow), "DAT_ASYNC_ERROR_EVD_OVERFLOW"},
-	{"EventAsyncErrorIACatastrophic", int64(EventAsyncErrorIACatastrophic), "DAT_ASYNC_ERROR_IA_CATASTROPHIC"},
-	{"EventAsyncErrorEPBroken", int64(EventAsyncErrorEPBroken), "DAT_ASYNC_ERROR_EP_BROKEN"},
-	{"EventAsyncErrorTimedOut", int64(EventAsyncErrorTimedOut), "DAT_ASYNC_ERROR_TIMED_OUT"},
-	{"EventAsyncErrorProviderInternalError", int64(EventAsyncErrorProviderInternalError), "DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR"},
-	{"EventHADownTo1", int64(EventHADownTo1), "DAT_HA_DOWN_TO_1"},
-	{"EventHAUpToMultiPath", int64(EventHAUpToMultiPath), "DAT_HA_UP_TO_MULTI_PATH"},
-	{"EventSoftware", int64(EventSoftware), "DAT_SOFTWARE_EVENT"},
-	{"EventExtension", int64(EventExtension), "DAT_EXTENSION_EVENT"},
-	{"EventIBExtensionRangeBase", int64(EventIBExtensionRangeBase), "DAT_IB_EXTENSION_RANGE_BASE"},
-	{"EventIWExtensionRangeBase", int64(EventIWExtensionRangeBase), "DAT_IW_EXTENSION_RANGE_BASE"},
-	{"IACatastrophicError", int64(IACatastrophicError), "DAT_IA_CATASTROPHIC_ERROR"},
-	{"IAOtherError", int64(IAOtherError), "DAT_IA_OTHER_ERROR"},
-	{"EPTransferToError", int64(EPTransferToError), "DAT_EP_TRANSFER_TO_ERROR"},
-	{"EPOtherError", int64(EPOtherError), "DAT_EP_OTHER_ERROR"},
-	{"SRQSoftHighWatermarkEvent", int64(SRQSoftHighWatermarkEvent), "DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT"},
-	{"EVDOverflowError", int64(EVDOverflowError), "DAT_EVD_OVERFLOW_ERROR"},
-	{"EVDOtherError", int64(EVDOtherError), "DAT_EVD_OTHER_ERROR"},
-	{"SRQTransferToError", int64(SRQTransferToError), "DAT_SRQ_TRANSFER_TO_ERROR"},
-	{"SRQOtherError", int64(SRQOtherError), "DAT_SRQ_OTHER_ERROR"},
-	{"SRQLowWatermarkEvent", int64(SRQLowWatermarkEvent), "DAT_SRQ_LOW_WATERMARK_EVENT"},
-	{"LMROtherError", int64(LMROtherError), "DAT_LMR_OTHER_ERROR"},
-	{"RMROtherError", int64(RMROtherError), "DAT_RMR_OTHER_ERROR"},
-	{"PZOtherError", int64(PZOtherError), "DAT_PZ_OTHER_ERROR"},
-	{"HandleTypeCR", int64(HandleTypeCR), "DAT_HANDLE_TYPE_CR"},
-	{"HandleTypeEP", int64(HandleTypeEP), "DAT_HANDLE_TYPE_EP"},
-	{"HandleTypeEVD", int64(HandleTypeEVD), "DAT_HANDLE_TYPE_EVD"},
-	{"HandleTypeIA", int64(HandleTypeIA), "DAT_HANDLE_TYPE_IA"},
-	{"HandleTypeLMR", int64(HandleTypeLMR), "DAT_HANDLE_TYPE_LMR"},
-	{"HandleTypePSP", int64(HandleTypePSP), "DAT_HANDLE_TYPE_PSP"},
-	{"HandleTypePZ", int64(HandleTypePZ), "DAT_HANDLE_TYPE_PZ"},
-	{"HandleTypeRMR", int64(HandleTypeRMR), "DAT_HANDLE_TYPE_RMR"},
-	{"HandleTypeRSP", int64(HandleTypeRSP), "DAT_HANDLE_TYPE_RSP"},
-	{"HandleTypeCNO", int64(HandleTypeCNO), "DAT_HANDLE_TYPE_CNO"},
-	{"HandleTypeSRQ", int64(HandleTypeSRQ), "DAT_HANDLE_TYPE_SRQ"},
-	{"HandleTypeCSP", int64(HandleTypeCSP), "DAT_HANDLE_TYPE_CSP"},
-	{"HandleTypeExtensionBase", int64(HandleTypeExtensionBase), "DAT_HANDLE_TYPE_EXTENSION_BASE"},
+	{"Success", Success, "DAT_SUCCESS"},
+	{"ClassSuccess", ClassSuccess, "DAT_CLASS_SUCCESS"},
+	{"ClassError", ClassError, "DAT_CLASS_ERROR"},
+	{"ClassWarning", ClassWarning, "DAT_CLASS_WARNING"},
+	{"ClassMask", ClassMask, "(DAT_CLASS_ERROR|DAT_CLASS_WARNING)"},
+	{"TypeMask", TypeMask, "DAT_TYPE_MASK"},
+	{"SubtypeMask", SubtypeMask, "DAT_SUBTYPE_MASK"},
+	{"Abort", Abort, "DAT_ABORT"},
+	{"ConnQualInUse", ConnQualInUse, "DAT_CONN_QUAL_IN_USE"},
+	{"InsufficientResources", InsufficientResources, "DAT_INSUFFICIENT_RESOURCES"},
+	{"InternalError", InternalError, "DAT_INTERNAL_ERROR"},
+	{"InvalidHandle", InvalidHandle, "DAT_INVALID_HANDLE"},
+	{"InvalidParameter", InvalidParameter, "DAT_INVALID_PARAMETER"},
+	{"InvalidState", InvalidState, "DAT_INVALID_STATE"},
+	{"LengthError", LengthError, "DAT_LENGTH_ERROR"},
+	{"ModelNotSupported", ModelNotSupported, "DAT_MODEL_NOT_SUPPORTED"},
+	{"ProviderNotFound", ProviderNotFound, "DAT_PROVIDER_NOT_FOUND"},
+	{"PrivilegesViolation", PrivilegesViolation, "DAT_PRIVILEGES_VIOLATION"},
+	{"ProtectionViolation", ProtectionViolation, "DAT_PROTECTION_VIOLATION"},
+	{"QueueEmpty", QueueEmpty, "DAT_QUEUE_EMPTY"},
+	{"QueueFull", QueueFull, "DAT_QUEUE_FULL"},
+	{"TimeoutExpired", TimeoutExpired, "DAT_TIMEOUT_EXPIRED"},
+	{"ProviderAlreadyRegistered", ProviderAlreadyRegistered, "DAT_PROVIDER_ALREADY_REGISTERED"},
+	{"ProviderInUse", ProviderInUse, "DAT_PROVIDER_IN_USE"},
+	{"InvalidAddress", InvalidAddress, "DAT_INVALID_ADDRESS"},
+	{"InterruptedCall", InterruptedCall, "DAT_INTERRUPTED_CALL"},
+	{"ConnQualUnavailable", ConnQualUnavailable, "DAT_CONN_QUAL_UNAVAILABLE"},
+	{"ReservedLMR", ReservedLMR, "DAT_RESERVED_LMR"},
+	{"PortInUse", PortInUse, "DAT_PORT_IN_USE"},
+	{"CommNotSupported", CommNotSupported, "DAT_COMM_NOT_SUPPORTED"},
+	{"ExtensionBase", ExtensionBase, "DAT_EXTENSION_BASE"},
+	{"NotImplemented", NotImplemented, "DAT_NOT_IMPLEMENTED"},
+	{"NameNotFound", NameNotFound, "DAT_NAME_NOT_FOUND"},
+	{"NoSubtype", NoSubtype, "DAT_NO_SUBTYPE"},
+	{"SubInterrupted", SubInterrupted, "DAT_SUB_INTERRUPTED"},
+	{"ResourceMemory", ResourceMemory, "DAT_RESOURCE_MEMORY"},
+	{"ResourceDevice", ResourceDevice, "DAT_RESOURCE_DEVICE"},
+	{"ResourceTEP", ResourceTEP, "DAT_RESOURCE_TEP"},
+	{"ResourceTEVD", ResourceTEVD, "DAT_RESOURCE_TEVD"},
+	{"ResourceProtectionDomain", ResourceProtectionDomain, "DAT_RESOURCE_PROTECTION_DOMAIN"},
+	{"ResourceMemoryRegion", ResourceMemoryRegion, "DAT_RESOURCE_MEMORY_REGION"},
+	{"ResourceErrorHandler", ResourceErrorHandler, "DAT_RESOURCE_ERROR_HANDLER"},
+	{"ResourceCredits", ResourceCredits, "DAT_RESOURCE_CREDITS"},
+	{"ResourceSRQ", ResourceSRQ, "DAT_RESOURCE_SRQ"},
+	{"InvalidHandleIA", InvalidHandleIA, "DAT_INVALID_HANDLE_IA"},
+	{"InvalidHandleEP", InvalidHandleEP, "DAT_INVALID_HANDLE_EP"},
+	{"InvalidHandleLMR", InvalidHandleLMR, "DAT_INVALID_HANDLE_LMR"},
+	{"InvalidHandleRMR", InvalidHandleRMR, "DAT_INVALID_HANDLE_RMR"},
+	{"InvalidHandlePZ", InvalidHandlePZ, "DAT_INVALID_HANDLE_PZ"},
+	{"InvalidHandlePSP", InvalidHandlePSP, "DAT_INVALID_HANDLE_PSP"},
+	{"InvalidHandleRSP", InvalidHandleRSP, "DAT_INVALID_HANDLE_RSP"},
+	{"InvalidHandleCR", InvalidHandleCR, "DAT_INVALID_HANDLE_CR"},
+	{"InvalidHandleCNO", InvalidHandleCNO, "DAT_INVALID_HANDLE_CNO"},
+	{"InvalidHandleEVDCR", InvalidHandleEVDCR, "DAT_INVALID_HANDLE_EVD_CR"},
+	{"InvalidHandleEVDRequest", InvalidHandleEVDRequest, "DAT_INVALID_HANDLE_EVD_REQUEST"},
+	{"InvalidHandleEVDRecv", InvalidHandleEVDRecv, "DAT_INVALID_HANDLE_EVD_RECV"},
+	{"InvalidHandleEVDConn", InvalidHandleEVDConn, "DAT_INVALID_HANDLE_EVD_CONN"},
+	{"InvalidHandleEVDAsync", InvalidHandleEVDAsync, "DAT_INVALID_HANDLE_EVD_ASYNC"},
+	{"InvalidHandleSRQ", InvalidHandleSRQ, "DAT_INVALID_HANDLE_SRQ"},
+	{"InvalidHandleCSP", InvalidHandleCSP, "DAT_INVALID_HANDLE_CSP"},
+	{"InvalidHandle1", InvalidHandle1, "DAT_INVALID_HANDLE1"},
+	{"InvalidHandle2", InvalidHandle2, "DAT_INVALID_HANDLE2"},
+	{"InvalidHandle3", InvalidHandle3, "DAT_INVALID_HANDLE3"},
+	{"InvalidHandle4", InvalidHandle4, "DAT_INVALID_HANDLE4"},
+	{"InvalidHandle5", InvalidHandle5, "DAT_INVALID_HANDLE5"},
+	{"InvalidHandle6", InvalidHandle6, "DAT_INVALID_HANDLE6"},
+	{"InvalidHandle7", InvalidHandle7, "DAT_INVALID_HANDLE7"},
+	{"InvalidHandle8", InvalidHandle8, "DAT_INVALID_HANDLE8"},
+	{"InvalidHandle9", InvalidHandle9, "DAT_INVALID_HANDLE9"},
+	{"InvalidHandle10", InvalidHandle10, "DAT_INVALID_HANDLE10"},
+	{"InvalidArg1", InvalidArg1, "DAT_INVALID_ARG1"},
+	{"InvalidArg2", InvalidArg2, "DAT_INVALID_ARG2"},
+	{"InvalidArg3", InvalidArg3, "DAT_INVALID_ARG3"},
+	{"InvalidArg4", InvalidArg4, "DAT_INVALID_ARG4"},
+	{"InvalidArg5", InvalidArg5, "DAT_INVALID_ARG5"},
+	{"InvalidArg6", InvalidArg6, "DAT_INVALID_ARG6"},
+	{"InvalidArg7", InvalidArg7, "DAT_INVALID_ARG7"},
+	{"InvalidArg8", InvalidArg8, "DAT_INVALID_ARG8"},
+	{"InvalidArg9", InvalidArg9, "DAT_INVALID_ARG9"},
+	{"InvalidArg10", InvalidArg10, "DAT_INVALID_ARG10"},
+	{"InvalidStateEPUnconnected", InvalidStateEPUnconnected, "DAT_INVALID_STATE_EP_UNCONNECTED"},
+	{"InvalidStateEPActConnPending", InvalidStateEPActConnPending, "DAT_INVALID_STATE_EP_ACTCONNPENDING"},
+	{"InvalidStateEPPassConnPending", InvalidStateEPPassConnPending, "DAT_INVALID_STATE_EP_PASSCONNPENDING"},
+	{"InvalidStateEPTentConnPending", InvalidStateEPTentConnPending, "DAT_INVALID_STATE_EP_TENTCONNPENDING"},
+	{"InvalidStateEPConnected", InvalidStateEPConnected, "DAT_INVALID_STATE_EP_CONNECTED"},
+	{"InvalidStateEPDisconnected", InvalidStateEPDisconnected, "DAT_INVALID_STATE_EP_DISCONNECTED"},
+	{"InvalidStateEPReserved", InvalidStateEPReserved, "DAT_INVALID_STATE_EP_RESERVED"},
+	{"InvalidStateEPComplPending", InvalidStateEPComplPending, "DAT_INVALID_STATE_EP_COMPLPENDING"},
+	{"InvalidStateEPDiscPending", InvalidStateEPDiscPending, "DAT_INVALID_STATE_EP_DISCPENDING"},
+	{"InvalidStateEPProviderControl", InvalidStateEPProviderControl, "DAT_INVALID_STATE_EP_PROVIDERCONTROL"},
+	{"InvalidStateEPNotReady", InvalidStateEPNotReady, "DAT_INVALID_STATE_EP_NOTREADY"},
+	{"InvalidStateEPRecvWatermark", InvalidStateEPRecvWatermark, "DAT_INVALID_STATE_EP_RECV_WATERMARK"},
+	{"InvalidStateEPPZ", InvalidStateEPPZ, "DAT_INVALID_STATE_EP_PZ"},
+	{"InvalidStateEPEVDRequest", InvalidStateEPEVDRequest, "DAT_INVALID_STATE_EP_EVD_REQUEST"},
+	{"InvalidStateEPEVDRecv", InvalidStateEPEVDRecv, "DAT_INVALID_STATE_EP_EVD_RECV"},
+	{"InvalidStateEPEVDConnect", InvalidStateEPEVDConnect, "DAT_INVALID_STATE_EP_EVD_CONNECT"},
+	{"InvalidStateEPUnconfigured", InvalidStateEPUnconfigured, "DAT_INVALID_STATE_EP_UNCONFIGURED"},
+	{"InvalidStateEPUnconfReserved", InvalidStateEPUnconfReserved, "DAT_INVALID_STATE_EP_UNCONFRESERVED"},
+	{"InvalidStateEPUnconfPassive", InvalidStateEPUnconfPassive, "DAT_INVALID_STATE_EP_UNCONFPASSIVE"},
+	{"InvalidStateEPUnconfTentative", InvalidStateEPUnconfTentative, "DAT_INVALID_STATE_EP_UNCONFTENTATIVE"},
+	{"InvalidStateCNOInUse", InvalidStateCNOInUse, "DAT_INVALID_STATE_CNO_IN_USE"},
+	{"InvalidStateCNODead", InvalidStateCNODead, "DAT_INVALID_STATE_CNO_DEAD"},
+	{"InvalidStateEVDOpen", InvalidStateEVDOpen, "DAT_INVALID_STATE_EVD_OPEN"},
+	{"InvalidStateEVDEnabled", InvalidStateEVDEnabled, "DAT_INVALID_STATE_EVD_ENABLED"},
+	{"InvalidStateEVDDisabled", InvalidStateEVDDisabled, "DAT_INVALID_STATE_EVD_DISABLED"},
+	{"InvalidStateEVDWaitable", InvalidStateEVDWaitable, "DAT_INVALID_STATE_EVD_WAITABLE"},
+	{"InvalidStateEVDUnwaitable", InvalidStateEVDUnwaitable, "DAT_INVALID_STATE_EVD_UNWAITABLE"},
+	{"InvalidStateEVDInUse", InvalidStateEVDInUse, "DAT_INVALID_STATE_EVD_IN_USE"},
+	{"InvalidStateEVDConfigNotify", InvalidStateEVDConfigNotify, "DAT_INVALID_STATE_EVD_CONFIG_NOTIFY"},
+	{"InvalidStateEVDConfigSolicited", InvalidStateEVDConfigSolicited, "DAT_INVALID_STATE_EVD_CONFIG_SOLICITED"},
+	{"InvalidStateEVDConfigThreshold", InvalidStateEVDConfigThreshold, "DAT_INVALID_STATE_EVD_CONFIG_THRESHOLD"},
+	{"InvalidStateEVDWaiter", InvalidStateEVDWaiter, "DAT_INVALID_STATE_EVD_WAITER"},
+	{"InvalidStateEVDAsync", InvalidStateEVDAsync, "DAT_INVALID_STATE_EVD_ASYNC"},
+	{"InvalidStateIAInUse", InvalidStateIAInUse, "DAT_INVALID_STATE_IA_IN_USE"},
+	{"InvalidStateLMRInUse", InvalidStateLMRInUse, "DAT_INVALID_STATE_LMR_IN_USE"},
+	{"InvalidStateLMRFree", InvalidStateLMRFree, "DAT_INVALID_STATE_LMR_FREE"},
+	{"InvalidStatePZInUse", InvalidStatePZInUse, "DAT_INVALID_STATE_PZ_IN_USE"},
+	{"InvalidStatePZFree", InvalidStatePZFree, "DAT_INVALID_STATE_PZ_FREE"},
+	{"InvalidStateSRQOperational", InvalidStateSRQOperational, "DAT_INVALID_STATE_SRQ_OPERATIONAL"},
+	{"InvalidStateSRQError", InvalidStateSRQError, "DAT_INVALID_STATE_SRQ_ERROR"},
+	{"InvalidStateSRQInUse", InvalidStateSRQInUse, "DAT_INVALID_STATE_SRQ_IN_USE"},
+	{"InvalidStateSRQShutdown", InvalidStateSRQShutdown, "DAT_INVALID_STATE_SRQ_SHUTDOWN"},
+	{"PrivilegesRead", PrivilegesRead, "DAT_PRIVILEGES_READ"},
+	{"PrivilegesWrite", PrivilegesWrite, "DAT_PRIVILEGES_WRITE"},
+	{"PrivilegesRDMARead", PrivilegesRDMARead, "DAT_PRIVILEGES_RDMA_READ"},
+	{"PrivilegesRDMAWrite", PrivilegesRDMAWrite, "DAT_PRIVILEGES_RDMA_WRITE"},
+	{"ProtectionRead", ProtectionRead, "DAT_PROTECTION_READ"},
+	{"ProtectionWrite", ProtectionWrite, "DAT_PROTECTION_WRITE"},
+	{"ProtectionRDMARead", ProtectionRDMARead, "DAT_PROTECTION_RDMA_READ"},
+	{"ProtectionRDMAWrite", ProtectionRDMAWrite, "DAT_PROTECTION_RDMA_WRITE"},
+	{"InvalidAddressUnsupported", InvalidAddressUnsupported, "DAT_INVALID_ADDRESS_UNSUPPORTED"},
+	{"InvalidAddressUnreachable", InvalidAddressUnreachable, "DAT_INVALID_ADDRESS_UNREACHABLE"},
+	{"InvalidAddressMalformed", InvalidAddressMalformed, "DAT_INVALID_ADDRESS_MALFORMED"},
+	{"NameNotRegistered", NameNotRegistered, "DAT_NAME_NOT_REGISTERED"},
+	{"MajorNotFound", MajorNotFound, "DAT_MAJOR_NOT_FOUND"},
+	{"MinorNotFound", MinorNotFound, "DAT_MINOR_NOT_FOUND"},
+	{"ThreadSafetyNotFound", ThreadSafetyNotFound, "DAT_THREAD_SAFETY_NOT_FOUND"},
+	{"VersionMajor", VersionMajor, "DAT_VERSION_MAJOR"},
+	{"VersionMinor", VersionMinor, "DAT_VERSION_MINOR"},
+	{"NameMaxLength", NameMaxLength, "DAT_NAME_MAX_LENGTH"},
+	{"OptimalAlignment", OptimalAlignment, "DAT_OPTIMAL_ALIGNMENT"},
+	{"LMRCookieSize", LMRCookieSize, "DAT_LMR_COOKIE_SIZE"},
+	{"WatermarkInfinite", WatermarkInfinite, "DAT_WATERMARK_INFINITE"},
+	{"HWDefault", HWDefault, "DAT_HW_DEFAULT"},
+	{"SRQLWDefault", SRQLWDefault, "DAT_SRQ_LW_DEFAULT"},
+	{"ValueUnknown", ValueUnknown, "DAT_VALUE_UNKNOWN"},
+	{"TimeoutInfinite", TimeoutInfinite, "DAT_TIMEOUT_INFINITE"},
+	{"CompletionDefault", CompletionDefault, "DAT_COMPLETION_DEFAULT_FLAG"},
+	{"CompletionSuppress", CompletionSuppress, "DAT_COMPLETION_SUPPRESS_FLAG"},
+	{"CompletionSolicitedWait", CompletionSolicitedWait, "DAT_COMPLETION_SOLICITED_WAIT_FLAG"},
+	{"CompletionUnsignalled", CompletionUnsignalled, "DAT_COMPLETION_UNSIGNALLED_FLAG"},
+	{"CompletionBarrierFence", CompletionBarrierFence, "DAT_COMPLETION_BARRIER_FENCE_FLAG"},
+	{"CompletionEVDThreshold", CompletionEVDThreshold, "DAT_COMPLETION_EVD_THRESHOLD_FLAG"},
+	{"CompletionLMRInvalidateFence", CompletionLMRInvalidateFence, "DAT_COMPLETION_LMR_INVALIDATE_FENCE_FLAG"},
+	{"DTOSend", DTOSend, "DAT_DTO_SEND"},
+	{"DTORDMAWrite", DTORDMAWrite, "DAT_DTO_RDMA_WRITE"},
+	{"DTORDMARead", DTORDMARead, "DAT_DTO_RDMA_READ"},
+	{"DTOReceive", DTOReceive, "DAT_DTO_RECEIVE"},
+	{"DTOReceiveWithInvalidate", DTOReceiveWithInvalidate, "DAT_DTO_RECEIVE_WITH_INVALIDATE"},
+	{"DTOBindMW", DTOBindMW, "DAT_DTO_BIND_MW"},
+	{"DTOLMRFMR", DTOLMRFMR, "DAT_DTO_LMR_FMR"},
+	{"DTOLMRInvalidate", DTOLMRInvalidate, "DAT_DTO_LMR_INVALIDATE"},
+	{"DTOExtensionBase", DTOExtensionBase, "DAT_DTO_EXTENSION_BASE"},
+	{"QoSBestEffort", QoSBestEffort, "DAT_QOS_BEST_EFFORT"},
+	{"QoSHighThroughput", QoSHighThroughput, "DAT_QOS_HIGH_THROUGHPUT"},
+	{"QoSLowLatency", QoSLowLatency, "DAT_QOS_LOW_LATENCY"},
+	{"QoSEconomy", QoSEconomy, "DAT_QOS_ECONOMY"},
+	{"QoSPremium", QoSPremium, "DAT_QOS_PREMIUM"},
+	{"ConnectDefault", ConnectDefault, "DAT_CONNECT_DEFAULT_FLAG"},
+	{"ConnectMultipathRequested", ConnectMultipathRequested, "DAT_CONNECT_MULTIPATH_REQUESTED_FLAG"},
+	{"ConnectMultipathRequired", ConnectMultipathRequired, "DAT_CONNECT_MULTIPATH_REQUIRED_FLAG"},
+	{"CloseAbruptFlag", CloseAbruptFlag, "DAT_CLOSE_ABRUPT_FLAG"},
+	{"CloseGracefulFlag", CloseGracefulFlag, "DAT_CLOSE_GRACEFUL_FLAG"},
+	{"CloseDefault", CloseDefault, "DAT_CLOSE_DEFAULT"},
+	{"EVDSoftwareFlag", EVDSoftwareFlag, "DAT_EVD_SOFTWARE_FLAG"},
+	{"EVDCRFlag", EVDCRFlag, "DAT_EVD_CR_FLAG"},
+	{"EVDDTOFlag", EVDDTOFlag, "DAT_EVD_DTO_FLAG"},
+	{"EVDConnectionFlag", EVDConnectionFlag, "DAT_EVD_CONNECTION_FLAG"},
+	{"EVDRMRBindFlag", EVDRMRBindFlag, "DAT_EVD_RMR_BIND_FLAG"},
+	{"EVDAsyncFlag", EVDAsyncFlag, "DAT_EVD_ASYNC_FLAG"},
+	{"EVDDefaultFlag", EVDDefaultFlag, "DAT_EVD_DEFAULT_FLAG"},
+	{"EVDExtensionBase", EVDExtensionBase, "DAT_EVD_EXTENSION_BASE"},
+	{"PSPConsumerFlag", PSPConsumerFlag, "DAT_PSP_CONSUMER_FLAG"},
+	{"PSPProviderFlag", PSPProviderFlag, "DAT_PSP_PROVIDER_FLAG"},
+	{"MemPrivNone", MemPrivNone, "DAT_MEM_PRIV_NONE_FLAG"},
+	{"MemPrivLocalRead", MemPrivLocalRead, "DAT_MEM_PRIV_LOCAL_READ_FLAG"},
+	{"MemPrivRemoteRead", MemPrivRemoteRead, "DAT_MEM_PRIV_REMOTE_READ_FLAG"},
+	{"MemPrivLocalWrite", MemPrivLocalWrite, "DAT_MEM_PRIV_LOCAL_WRITE_FLAG"},
+	{"MemPrivRemoteWrite", MemPrivRemoteWrite, "DAT_MEM_PRIV_REMOTE_WRITE_FLAG"},
+	{"MemPrivAll", MemPrivAll, "DAT_MEM_PRIV_ALL_FLAG"},
+	{"MemPrivExtensionBase", MemPrivExtensionBase, "DAT_MEM_PRIV_EXTENSION_BASE"},
+	{"MemPrivRead", MemPrivRead, "DAT_MEM_PRIV_READ_FLAG"},
+	{"MemPrivWrite", MemPrivWrite, "DAT_MEM_PRIV_WRITE_FLAG"},
+	{"VATypeVA", VATypeVA, "DAT_VA_TYPE_VA"},
+	{"VATypeZB", VATypeZB, "DAT_VA_TYPE_ZB"},
+	{"RMRScopeEP", RMRScopeEP, "DAT_RMR_SCOPE_EP"},
+	{"RMRScopePZ", RMRScopePZ, "DAT_RMR_SCOPE_PZ"},
+	{"RMRScopeAny", RMRScopeAny, "DAT_RMR_SCOPE_ANY"},
+	{"MemTypeVirtual", MemTypeVirtual, "DAT_MEM_TYPE_VIRTUAL"},
+	{"MemTypeLMR", MemTypeLMR, "DAT_MEM_TYPE_LMR"},
+	{"MemTypeSharedVirtual", MemTypeSharedVirtual, "DAT_MEM_TYPE_SHARED_VIRTUAL"},
+	{"IOVConsumer", IOVConsumer, "DAT_IOV_CONSUMER"},
+	{"IOVProviderNoMod", IOVProviderNoMod, "DAT_IOV_PROVIDER_NOMOD"},
+	{"IOVProviderMod", IOVProviderMod, "DAT_IOV_PROVIDER_MOD"},
+	{"PSPCreatesEPNever", PSPCreatesEPNever, "DAT_PSP_CREATES_EP_NEVER"},
+	{"PSPCreatesEPIfAsked", PSPCreatesEPIfAsked, "DAT_PSP_CREATES_EP_IFASKED"},
+	{"PSPCreatesEPAlways", PSPCreatesEPAlways, "DAT_PSP_CREATES_EP_ALWAYS"},
+	{"PZUnique", PZUnique, "DAT_PZ_UNIQUE"},
+	{"PZShareable", PZShareable, "DAT_PZ_SHAREABLE"},
+	{"ExtensionNone", ExtensionNone, "DAT_EXTENSION_NONE"},
+	{"ExtensionIB", ExtensionIB, "DAT_EXTENSION_IB"},
+	{"ExtensionIW", ExtensionIW, "DAT_EXTENSION_IW"},
+	{"ServiceTypeRC", ServiceTypeRC, "DAT_SERVICE_TYPE_RC"},
+	{"ServiceTypeExtensionBase", ServiceTypeExtensionBase, "DAT_SERVICE_TYPE_EXTENSION_BASE"},
+	{"EPStateUnconnected", EPStateUnconnected, "DAT_EP_STATE_UNCONNECTED"},
+	{"EPStateUnconfiguredUnconnected", EPStateUnconfiguredUnconnected, "DAT_EP_STATE_UNCONFIGURED_UNCONNECTED"},
+	{"EPStateReserved", EPStateReserved, "DAT_EP_STATE_RESERVED"},
+	{"EPStateUnconfiguredReserved", EPStateUnconfiguredReserved, "DAT_EP_STATE_UNCONFIGURED_RESERVED"},
+	{"EPStatePassiveConnectionPending", EPStatePassiveConnectionPending, "DAT_EP_STATE_PASSIVE_CONNECTION_PENDING"},
+	{"EPStateUnconfiguredPassive", EPStateUnconfiguredPassive, "DAT_EP_STATE_UNCONFIGURED_PASSIVE"},
+	{"EPStateActiveConnectionPending", EPStateActiveConnectionPending, "DAT_EP_STATE_ACTIVE_CONNECTION_PENDING"},
+	{"EPStateTentativeConnectionPending", EPStateTentativeConnectionPending, "DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING"},
+	{"EPStateUnconfiguredTentative", EPStateUnconfiguredTentative, "DAT_EP_STATE_UNCONFIGURED_TENTATIVE"},
+	{"EPStateConnected", EPStateConnected, "DAT_EP_STATE_CONNECTED"},
+	{"EPStateDisconnectPending", EPStateDisconnectPending, "DAT_EP_STATE_DISCONNECT_PENDING"},
+	{"EPStateDisconnected", EPStateDisconnected, "DAT_EP_STATE_DISCONNECTED"},
+	{"EPStateCompletionPending", EPStateCompletionPending, "DAT_EP_STATE_COMPLETION_PENDING"},
+	{"EPStateConnectedSinglePath", EPStateConnectedSinglePath, "DAT_EP_STATE_CONNECTED_SINGLE_PATH"},
+	{"EPStateConnectedMultiPath", EPStateConnectedMultiPath, "DAT_EP_STATE_CONNECTED_MULTI_PATH"},
+	{"EPStateError", EPStateError, "DAT_EP_STATE_ERROR"},
+	{"SRQStateError", SRQStateError, "DAT_SRQ_STATE_ERROR"},
+	{"SRQStateOperational", SRQStateOperational, "DAT_SRQ_STATE_OPERATIONAL"},
+	{"SRQStateShutdown", SRQStateShutdown, "DAT_SRQ_STATE_SHUTDOWN"},
+	{"EVDStateEnabled", EVDStateEnabled, "DAT_EVD_STATE_ENABLED"},
+	{"EVDStateDisabled", EVDStateDisabled, "DAT_EVD_STATE_DISABLED"},
+	{"EVDStateWaitable", EVDStateWaitable, "DAT_EVD_STATE_WAITABLE"},
+	{"EVDStateUnwaitable", EVDStateUnwaitable, "DAT_EVD_STATE_UNWAITABLE"},
+	{"EVDStateConfigNotify", EVDStateConfigNotify, "DAT_EVD_STATE_CONFIG_NOTIFY"},
+	{"EVDStateConfigSolicited", EVDStateConfigSolicited, "DAT_EVD_STATE_CONFIG_SOLICITED"},
+	{"EVDStateConfigThreshold", EVDStateConfigThreshold, "DAT_EVD_STATE_CONFIG_THRESHOLD"},
+	{"ProxyTypeNone", ProxyTypeNone, "DAT_PROXY_TYPE_NONE"},
+	{"ProxyTypeAgent", ProxyTypeAgent, "DAT_PROXY_TYPE_AGENT"},
+	{"ProxyTypeFD", ProxyTypeFD, "DAT_PROXY_TYPE_FD"},
+	{"DTOSuccess", DTOSuccess, "DAT_DTO_SUCCESS"},
+	{"DTOErrFlushed", DTOErrFlushed, "DAT_DTO_ERR_FLUSHED"},
+	{"DTOErrLocalLength", DTOErrLocalLength, "DAT_DTO_ERR_LOCAL_LENGTH"},
+	{"DTOErrLocalEP", DTOErrLocalEP, "DAT_DTO_ERR_LOCAL_EP"},
+	{"DTOErrLocalProtection", DTOErrLocalProtection, "DAT_DTO_ERR_LOCAL_PROTECTION"},
+	{"DTOErrBadResponse", DTOErrBadResponse, "DAT_DTO_ERR_BAD_RESPONSE"},
+	{"DTOErrRemoteAccess", DTOErrRemoteAccess, "DAT_DTO_ERR_REMOTE_ACCESS"},
+	{"DTOErrRemoteResponder", DTOErrRemoteResponder, "DAT_DTO_ERR_REMOTE_RESPONDER"},
+	{"DTOErrTransport", DTOErrTransport, "DAT_DTO_ERR_TRANSPORT"},
+	{"DTOErrReceiverNotReady", DTOErrReceiverNotReady, "DAT_DTO_ERR_RECEIVER_NOT_READY"},
+	{"DTOErrPartialPacket", DTOErrPartialPacket, "DAT_DTO_ERR_PARTIAL_PACKET"},
+	{"DTOErrRMROperationFailed", DTOErrRMROperationFailed, "DAT_RMR_OPERATION_FAILED"},
+	{"DTOErrLocalMMError", DTOErrLocalMMError, "DAT_DTO_ERR_LOCAL_MM_ERROR"},
+	{"DTOLengthError", DTOLengthError, "DAT_DTO_LENGTH_ERROR"},
+	{"DTOFailure", DTOFailure, "DAT_DTO_FAILURE"},
+	{"RMRBindSuccess", RMRBindSuccess, "DAT_RMR_BIND_SUCCESS"},
+	{"RMRBindFailure", RMRBindFailure, "DAT_RMR_BIND_FAILURE"},
+	{"EventDTOCompletion", EventDTOCompletion, "DAT_DTO_COMPLETION_EVENT"},
+	{"EventRMRBindCompletion", EventRMRBindCompletion, "DAT_RMR_BIND_COMPLETION_EVENT"},
+	{"EventConnectionRequest", EventConnectionRequest, "DAT_CONNECTION_REQUEST_EVENT"},
+	{"EventConnectionEstablished", EventConnectionEstablished, "DAT_CONNECTION_EVENT_ESTABLISHED"},
+	{"EventConnectionPeerRejected", EventConnectionPeerRejected, "DAT_CONNECTION_EVENT_PEER_REJECTED"},
+	{"EventConnectionNonPeerRejected", EventConnectionNonPeerRejected, "DAT_CONNECTION_EVENT_NON_PEER_REJECTED"},
+	{"EventConnectionAcceptCompletionError", EventConnectionAcceptCompletionError, "DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR"},
+	{"EventConnectionDisconnected", EventConnectionDisconnected, "DAT_CONNECTION_EVENT_DISCONNECTED"},
+	{"EventConnectionBroken", EventConnectionBroken, "DAT_CONNECTION_EVENT_BROKEN"},
+	{"EventConnectionTimedOut", EventConnectionTimedOut, "DAT_CONNECTION_EVENT_TIMED_OUT"},
+	{"EventConnectionUnreachable", EventConnectionUnreachable, "DAT_CONNECTION_EVENT_UNREACHABLE"},
+	{"EventAsyncErrorEVDOverflow", EventAsyncErrorEVDOverflow, "DAT_ASYNC_ERROR_EVD_OVERFLOW"},
+	{"EventAsyncErrorIACatastrophic", EventAsyncErrorIACatastrophic, "DAT_ASYNC_ERROR_IA_CATASTROPHIC"},
+	{"EventAsyncErrorEPBroken", EventAsyncErrorEPBroken, "DAT_ASYNC_ERROR_EP_BROKEN"},
+	{"EventAsyncErrorTimedOut", EventAsyncErrorTimedOut, "DAT_ASYNC_ERROR_TIMED_OUT"},
+	{"EventAsyncErrorProviderInternalError", EventAsyncErrorProviderInternalError, "DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR"},
+	{"EventHADownTo1", EventHADownTo1, "DAT_HA_DOWN_TO_1"},
+	{"EventHAUpToMultiPath", EventHAUpToMultiPath, "DAT_HA_UP_TO_MULTI_PATH"},
+	{"EventSoftware", EventSoftware, "DAT_SOFTWARE_EVENT"},
+	{"EventExtension", EventExtension, "DAT_EXTENSION_EVENT"},
+	{"EventIBExtensionRangeBase", EventIBExtensionRangeBase, "DAT_IB_EXTENSION_RANGE_BASE"},
+	{"EventIWExtensionRangeBase", EventIWExtensionRangeBase, "DAT_IW_EXTENSION_RANGE_BASE"},
+	{"IACatastrophicError", IACatastrophicError, "DAT_IA_CATASTROPHIC_ERROR"},
+	{"IAOtherError", IAOtherError, "DAT_IA_OTHER_ERROR"},
+	{"EPTransferToError", EPTransferToError, "DAT_EP_TRANSFER_TO_ERROR"},
+	{"EPOtherError", EPOtherError, "DAT_EP_OTHER_ERROR"},
+	{"SRQSoftHighWatermarkEvent", SRQSoftHighWatermarkEvent, "DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT"},
+	{"EVDOverflowError", EVDOverflowError, "DAT_EVD_OVERFLOW_ERROR"},
+	{"EVDOtherError", EVDOtherError, "DAT_EVD_OTHER_ERROR"},
+	{"SRQTransferToError", SRQTransferToError, "DAT_SRQ_TRANSFER_TO_ERROR"},
+	{"SRQOtherError", SRQOtherError, "DAT_SRQ_OTHER_ERROR"},
+	{"SRQLowWatermarkEvent", SRQLowWatermarkEvent, "DAT_SRQ_LOW_WATERMARK_EVENT"},
+	{"LMROtherError", LMROtherError, "DAT_LMR_OTHER_ERROR"},
+	{"RMROtherError", RMROtherError, "DAT_RMR_OTHER_ERROR"},
+	{"PZOtherError", PZOtherError, "DAT_PZ_OTHER_ERROR"},
+	{"HandleTypeCR", HandleTypeCR, "DAT_HANDLE_TYPE_CR"},
+	{"HandleTypeEP", HandleTypeEP, "DAT_HANDLE_TYPE_EP"},
+	{"HandleTypeEVD", HandleTypeEVD, "DAT_HANDLE_TYPE_EVD"},
+	{"HandleTypeIA", HandleTypeIA, "DAT_HANDLE_TYPE_IA"},
+	{"HandleTypeLMR", HandleTypeLMR, "DAT_HANDLE_TYPE_LMR"},
+	{"HandleTypePSP", HandleTypePSP, "DAT_HANDLE_TYPE_PSP"},
+	{"HandleTypePZ", HandleTypePZ, "DAT_HANDLE_TYPE_PZ"},
+	{"HandleTypeRMR", HandleTypeRMR, "DAT_HANDLE_TYPE_RMR"},
+	{"HandleTypeRSP", HandleTypeRSP, "DAT_HANDLE_TYPE_RSP"},
+	{"HandleTypeCNO", HandleTypeCNO, "DAT_HANDLE_TYPE_CNO"},
+	{"HandleTypeSRQ", HandleTypeSRQ, "DAT_HANDLE_TYPE_SRQ"},
+	{"HandleTypeCSP", HandleTypeCSP, "DAT_HANDLE_TYPE_CSP"},
+	{"HandleTypeExtensionBase", HandleTypeExtensionBase, "DAT_HANDLE_TYPE_EXTENSION_BASE"},
 	// ext_ib.go
-	{"IBExtensionVersion", int64(IBExtensionVersion), "DAT_IB_EXTENSION_VERSION"},
-	{"EventIBDTO", int64(EventIBDTO), "DAT_IB_DTO_EVENT"},
-	{"DTOIBRDMAWriteImmed", int64(DTOIBRDMAWriteImmed), "DAT_IB_DTO_RDMA_WRITE_IMMED"},
-	{"DTOIBRecvImmed", int64(DTOIBRecvImmed), "DAT_IB_DTO_RECV_IMMED"},
-	{"DTOIBFetchAdd", int64(DTOIBFetchAdd), "DAT_IB_DTO_FETCH_ADD"},
-	{"DTOIBCmpSwap", int64(DTOIBCmpSwap), "DAT_IB_DTO_CMP_SWAP"},
-	{"DTOIBRecvMsgImmed", int64(DTOIBRecvMsgImmed), "DAT_IB_DTO_RECV_MSG_IMMED"},
-	{"MemPrivIBRemoteAtomic", int64(MemPrivIBRemoteAtomic), "DAT_IB_MEM_PRIV_REMOTE_ATOMIC"},
-	{"IBFetchAndAdd", int64(IBFetchAndAdd), "DAT_IB_FETCH_AND_ADD"},
-	{"IBCmpAndSwap", int64(IBCmpAndSwap), "DAT_IB_CMP_AND_SWAP"},
-	{"IBRDMAWriteImmed", int64(IBRDMAWriteImmed), "DAT_IB_RDMA_WRITE_IMMED"},
-	{"IBRDMAWriteImmedData", int64(IBRDMAWriteImmedData), "DAT_IB_RDMA_WRITE_IMMED_DATA"},
-	{"IBRecvImmedData", int64(IBRecvImmedData), "DAT_IB_RECV_IMMED_DATA"},
-	{"IBOpSuccess", int64(IBOpSuccess), "DAT_OP_SUCCESS"},
-	{"IBOpErr", int64(IBOpErr), "DAT_IB_OP_ERR"},
-	{"EPFieldIAHandle", int64(EPFieldIAHandle), "DAT_EP_FIELD_IA_HANDLE"},
-	{"EPFieldEPState", int64(EPFieldEPState), "DAT_EP_FIELD_EP_STATE"},
-	{"EPFieldComm", int64(EPFieldComm), "DAT_EP_FIELD_COMM"},
-	{"EPFieldLocalIAAddress", int64(EPFieldLocalIAAddress), "DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR"},
-	{"EPFieldLocalPortQual", int64(EPFieldLocalPortQual), "DAT_EP_FIELD_LOCAL_PORT_QUAL"},
-	{"EPFieldRemoteIAAddress", int64(EPFieldRemoteIAAddress), "DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR"},
-	{"EPFieldRemotePortQual", int64(EPFieldRemotePortQual), "DAT_EP_FIELD_REMOTE_PORT_QUAL"},
-	{"EPFieldPZ", int64(EPFieldPZ), "DAT_EP_FIELD_PZ_HANDLE"},
-	{"EPFieldRecvEVD", int64(EPFieldRecvEVD), "DAT_EP_FIELD_RECV_EVD_HANDLE"},
-	{"EPFieldRequestEVD", int64(EPFieldRequestEVD), "DAT_EP_FIELD_REQUEST_EVD_HANDLE"},
-	{"EPFieldConnectEVD", int64(EPFieldConnectEVD), "DAT_EP_FIELD_CONNECT_EVD_HANDLE"},
-	{"EPFieldSRQ", int64(EPFieldSRQ), "DAT_EP_FIELD_SRQ_HANDLE"},
-	{"EPFieldServiceType", int64(EPFieldServiceType), "DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE"},
-	{"EPFieldMaxMessageSize", int64(EPFieldMaxMessageSize), "DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE"},
-	{"EPFieldMaxRDMASize", int64(EPFieldMaxRDMASize), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE"},
-	{"EPFieldQoS", int64(EPFieldQoS), "DAT_EP_FIELD_EP_ATTR_QOS"},
-	{"EPFieldRecvCompletionFlags", int64(EPFieldRecvCompletionFlags), "DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS"},
-	{"EPFieldRequestCompletionFlag", int64(EPFieldRequestCompletionFlag), "DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS"},
-	{"EPFieldMaxRecvDTOs", int64(EPFieldMaxRecvDTOs), "DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS"},
-	{"EPFieldMaxRequestDTOs", int64(EPFieldMaxRequestDTOs), "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS"},
-	{"EPFieldMaxRecvIOV", int64(EPFieldMaxRecvIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV"},
-	{"EPFieldMaxRequestIOV", int64(EPFieldMaxRequestIOV), "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV"},
-	{"EPFieldMaxRDMAReadIn", int64(EPFieldMaxRDMAReadIn), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN"},
-	{"EPFieldMaxRDMAReadOut", int64(EPFieldMaxRDMAReadOut), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT"},
-	{"EPFieldSRQSoftHW", int64(EPFieldSRQSoftHW), "DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW"},
-	{"EPFieldMaxRDMAReadIOV", int64(EPFieldMaxRDMAReadIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV"},
-	{"EPFieldMaxRDMAWriteIOV", int64(EPFieldMaxRDMAWriteIOV), "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV"},
-	{"EPFieldNumTransportAttr", int64(EPFieldNumTransportAttr), "DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR"},
-	{"EPFieldTransportSpecificAttr", int64(EPFieldTransportSpecificAttr), "DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR"},
-	{"EPFieldNumProviderAttr", int64(EPFieldNumProviderAttr), "DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR"},
-	{"EPFieldProviderSpecificAttr", int64(EPFieldProviderSpecificAttr), "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR"},
-	{"EPFieldEPAttrAll", int64(EPFieldEPAttrAll), "DAT_EP_FIELD_EP_ATTR_ALL"},
-	{"EPFieldAll", int64(EPFieldAll), "DAT_EP_FIELD_ALL"},
+	{"IBExtensionVersion", IBExtensionVersion, "DAT_IB_EXTENSION_VERSION"},
+	{"EventIBDTO", EventIBDTO, "DAT_IB_DTO_EVENT"},
+	{"DTOIBRDMAWriteImmed", DTOIBRDMAWriteImmed, "DAT_IB_DTO_RDMA_WRITE_IMMED"},
+	{"DTOIBRecvImmed", DTOIBRecvImmed, "DAT_IB_DTO_RECV_IMMED"},
+	{"DTOIBFetchAdd", DTOIBFetchAdd, "DAT_IB_DTO_FETCH_ADD"},
+	{"DTOIBCmpSwap", DTOIBCmpSwap, "DAT_IB_DTO_CMP_SWAP"},
+	{"DTOIBRecvMsgImmed", DTOIBRecvMsgImmed, "DAT_IB_DTO_RECV_MSG_IMMED"},
+	{"MemPrivIBRemoteAtomic", MemPrivIBRemoteAtomic, "DAT_IB_MEM_PRIV_REMOTE_ATOMIC"},
+	{"IBFetchAndAdd", IBFetchAndAdd, "DAT_IB_FETCH_AND_ADD"},
+	{"IBCmpAndSwap", IBCmpAndSwap, "DAT_IB_CMP_AND_SWAP"},
+	{"IBRDMAWriteImmed", IBRDMAWriteImmed, "DAT_IB_RDMA_WRITE_IMMED"},
+	{"IBRDMAWriteImmedData", IBRDMAWriteImmedData, "DAT_IB_RDMA_WRITE_IMMED_DATA"},
+	{"IBRecvImmedData", IBRecvImmedData, "DAT_IB_RECV_IMMED_DATA"},
+	{"IBOpSuccess", IBOpSuccess, "DAT_OP_SUCCESS"},
+	{"IBOpErr", IBOpErr, "DAT_IB_OP_ERR"},
+	{"EPFieldIAHandle", EPFieldIAHandle, "DAT_EP_FIELD_IA_HANDLE"},
+	{"EPFieldEPState", EPFieldEPState, "DAT_EP_FIELD_EP_STATE"},
+	{"EPFieldComm", EPFieldComm, "DAT_EP_FIELD_COMM"},
+	{"EPFieldLocalIAAddress", EPFieldLocalIAAddress, "DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR"},
+	{"EPFieldLocalPortQual", EPFieldLocalPortQual, "DAT_EP_FIELD_LOCAL_PORT_QUAL"},
+	{"EPFieldRemoteIAAddress", EPFieldRemoteIAAddress, "DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR"},
+	{"EPFieldRemotePortQual", EPFieldRemotePortQual, "DAT_EP_FIELD_REMOTE_PORT_QUAL"},
+	{"EPFieldPZ", EPFieldPZ, "DAT_EP_FIELD_PZ_HANDLE"},
+	{"EPFieldRecvEVD", EPFieldRecvEVD, "DAT_EP_FIELD_RECV_EVD_HANDLE"},
+	{"EPFieldRequestEVD", EPFieldRequestEVD, "DAT_EP_FIELD_REQUEST_EVD_HANDLE"},
+	{"EPFieldConnectEVD", EPFieldConnectEVD, "DAT_EP_FIELD_CONNECT_EVD_HANDLE"},
+	{"EPFieldSRQ", EPFieldSRQ, "DAT_EP_FIELD_SRQ_HANDLE"},
+	{"EPFieldServiceType", EPFieldServiceType, "DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE"},
+	{"EPFieldMaxMessageSize", EPFieldMaxMessageSize, "DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE"},
+	{"EPFieldMaxRDMASize", EPFieldMaxRDMASize, "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE"},
+	{"EPFieldQoS", EPFieldQoS, "DAT_EP_FIELD_EP_ATTR_QOS"},
+	{"EPFieldRecvCompletionFlags", EPFieldRecvCompletionFlags, "DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS"},
+	{"EPFieldRequestCompletionFlag", EPFieldRequestCompletionFlag, "DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS"},
+	{"EPFieldMaxRecvDTOs", EPFieldMaxRecvDTOs, "DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS"},
+	{"EPFieldMaxRequestDTOs", EPFieldMaxRequestDTOs, "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS"},
+	{"EPFieldMaxRecvIOV", EPFieldMaxRecvIOV, "DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV"},
+	{"EPFieldMaxRequestIOV", EPFieldMaxRequestIOV, "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV"},
+	{"EPFieldMaxRDMAReadIn", EPFieldMaxRDMAReadIn, "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN"},
+	{"EPFieldMaxRDMAReadOut", EPFieldMaxRDMAReadOut, "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT"},
+	{"EPFieldSRQSoftHW", EPFieldSRQSoftHW, "DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW"},
+	{"EPFieldMaxRDMAReadIOV", EPFieldMaxRDMAReadIOV, "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV"},
+	{"EPFieldMaxRDMAWriteIOV", EPFieldMaxRDMAWriteIOV, "DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV"},
+	{"EPFieldNumTransportAttr", EPFieldNumTransportAttr, "DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR"},
+	{"EPFieldTransportSpecificAttr", EPFieldTransportSpecificAttr, "DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR"},
+	{"EPFieldNumProviderAttr", EPFieldNumProviderAttr, "DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR"},
+	{"EPFieldProviderSpecificAttr", EPFieldProviderSpecificAttr, "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR"},
+	{"EPFieldEPAttrAll", EPFieldEPAttrAll, "DAT_EP_FIELD_EP_ATTR_ALL"},
+	{"EPFieldAll", EPFieldAll, "DAT_EP_FIELD_ALL"},
 	// ud.go
-	{"ServiceTypeIBUD", int64(ServiceTypeIBUD), "DAT_IB_SERVICE_TYPE_UD"},
-	{"EventIBUDConnectionRequest", int64(EventIBUDConnectionRequest), "DAT_IB_UD_CONNECTION_REQUEST_EVENT"},
-	{"EventIBUDConnectionEstablished", int64(EventIBUDConnectionEstablished), "DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED"},
-	{"EventIBUDConnectionReject", int64(EventIBUDConnectionReject), "DAT_IB_UD_CONNECTION_REJECT_EVENT"},
-	{"EventIBUDConnectionError", int64(EventIBUDConnectionError), "DAT_IB_UD_CONNECTION_ERROR_EVENT"},
-	{"DTOIBSendUD", int64(DTOIBSendUD), "DAT_IB_DTO_SEND_UD"},
-	{"DTOIBRecvUD", int64(DTOIBRecvUD), "DAT_IB_DTO_RECV_UD"},
-	{"DTOIBRecvUDImmed", int64(DTOIBRecvUDImmed), "DAT_IB_DTO_RECV_UD_IMMED"},
-	{"IBUDConnectRequest", int64(IBUDConnectRequest), "DAT_IB_UD_CONNECT_REQUEST"},
-	{"IBUDRemoteAH", int64(IBUDRemoteAH), "DAT_IB_UD_REMOTE_AH"},
-	{"IBUDPassiveRemoteAH", int64(IBUDPassiveRemoteAH), "DAT_IB_UD_PASSIVE_REMOTE_AH"},
-	{"IBUDSend", int64(IBUDSend), "DAT_IB_UD_SEND"},
-	{"IBUDRecv", int64(IBUDRecv), "DAT_IB_UD_RECV"},
-	{"IBUDConnectReject", int64(IBUDConnectReject), "DAT_IB_UD_CONNECT_REJECT"},
-	{"IBUDConnectError", int64(IBUDConnectError), "DAT_IB_UD_CONNECT_ERROR"},
-	{"GRHSize", int64(GRHSize), "sizeof(struct ibv_grh)"},
+	{"ServiceTypeIBUD", ServiceTypeIBUD, "DAT_IB_SERVICE_TYPE_UD"},
+	{"EventIBUDConnectionRequest", EventIBUDConnectionRequest, "DAT_IB_UD_CONNECTION_REQUEST_EVENT"},
+	{"EventIBUDConnectionEstablished", EventIBUDConnectionEstablished, "DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED"},
+	{"EventIBUDConnectionReject", EventIBUDConnectionReject, "DAT_IB_UD_CONNECTION_REJECT_EVENT"},
+	{"EventIBUDConnectionError", EventIBUDConnectionError, "DAT_IB_UD_CONNECTION_ERROR_EVENT"},
+	{"DTOIBSendUD", DTOIBSendUD, "DAT_IB_DTO_SEND_UD"},
+	{"DTOIBRecvUD", DTOIBRecvUD, "DAT_IB_DTO_RECV_UD"},
+	{"DTOIBRecvUDImmed", DTOIBRecvUDImmed, "DAT_IB_DTO_RECV_UD_IMMED"},
+	{"IBUDConnectRequest", IBUDConnectRequest, "DAT_IB_UD_CONNECT_REQUEST"},
+	{"IBUDRemoteAH", IBUDRemoteAH, "DAT_IB_UD_REMOTE_AH"},
+	{"IBUDPassiveRemoteAH", IBUDPassiveRemoteAH, "DAT_IB_UD_PASSIVE_REMOTE_AH"},
+	{"IBUDSend", IBUDSend, "DAT_IB_UD_SEND"},
+	{"IBUDRecv", IBUDRecv, "DAT_IB_UD_RECV"},
+	{"IBUDConnectReject", IBUDConnectReject, "DAT_IB_UD_CONNECT_REJECT"},
+	{"IBUDConnectError", IBUDConnectError, "DAT_IB_UD_CONNECT_ERROR"},
+	{"GRHSize", GRHSize, "sizeof(struct ibv_grh)"},
+	// srq.go
+	{"EventSRQLowWatermark", EventSRQLowWatermark, "DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR"},
+}
+
+// goOnlyConsts are the exported constants that mirror nothing of the C
+// headers. None has a type with a String method.
+var goOnlyConsts = map[string]any{
+	"DefaultDatConf":    DefaultDatConf,
+	"DatConfEnv":        DatConfEnv,
+	"DefaultRetryCount": DefaultRetryCount,
+	"DefaultACKTimeout": DefaultACKTimeout,
+}
+
+// constInt64 returns the value of a constant of any integer type.
+func constInt64(t *testing.T, v any) int64 {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return rv.Int()
+	case rv.CanUint():
+		return int64(rv.Uint())
+	}
+	require.Failf(t, "not an integer constant", "%T %v", v, v)
+	return 0
 }
 
 // requireCHeaders fails the test when the DAT 2.0 headers were not
@@ -425,23 +457,36 @@ func TestCHeaderValues(t *testing.T) {
 		t.Run(c.goName, func(t *testing.T) {
 			cv, ok := cvals[c.cName]
 			require.Truef(t, ok, "C constant %s is not listed in udat/internal/cdat/cdat.go", c.cName)
-			assert.Equalf(t, cv, c.value, "%s = %#x, but C %s = %#x", c.goName, c.value, c.cName, cv)
+			v := constInt64(t, c.value)
+			assert.Equalf(t, cv, v, "%s = %#x, but C %s = %#x", c.goName, v, c.cName, cv)
 		})
 	}
 }
 
 // TestCHeadersCoverAllConstants checks that cConsts has one entry for each
-// exported constant declared in return.go and consts.go, so a constant
-// cannot be added without being checked against C.
+// exported constant of the package but those of goOnlyConsts, and that
+// each entry's value is the constant it names, so a constant cannot be
+// added without being checked against C, nor, if its type has a String
+// method, without its name (TestCHeaderNames).
 func TestCHeadersCoverAllConstants(t *testing.T) {
 	listed := make(map[string]bool, len(cConsts))
 	for _, c := range cConsts {
 		assert.Falsef(t, listed[c.goName], "%s listed twice in cConsts", c.goName)
 		listed[c.goName] = true
 	}
+	for name, v := range goOnlyConsts {
+		assert.Falsef(t, listed[name], "%s is listed in cConsts and goOnlyConsts", name)
+		_, named := v.(fmt.Stringer)
+		assert.Falsef(t, named, "%s is a %T, whose constants have C names: list it in cConsts", name, v)
+	}
 	declared := map[string]bool{}
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
 	fset := token.NewFileSet()
-	for _, file := range []string{"return.go", "consts.go", "epmodify.go", "ext_ib.go", "ud.go"} {
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {
@@ -453,14 +498,165 @@ func TestCHeadersCoverAllConstants(t *testing.T) {
 				for _, n := range spec.(*ast.ValueSpec).Names {
 					if n.IsExported() {
 						declared[n.Name] = true
-						assert.Truef(t, listed[n.Name], "%s (%s) has no entry in cConsts", n.Name, file)
+						_, goOnly := goOnlyConsts[n.Name]
+						assert.Truef(t, listed[n.Name] || goOnly, "%s (%s) has no entry in cConsts", n.Name, file)
 					}
 				}
 			}
 		}
 	}
 	for name := range listed {
-		assert.Truef(t, declared[name], "cConsts lists %s, which return.go/consts.go do not declare", name)
+		assert.Truef(t, declared[name], "cConsts lists %s, which the package does not declare", name)
+	}
+	for name := range goOnlyConsts {
+		assert.Truef(t, declared[name], "goOnlyConsts lists %s, which the package does not declare", name)
+	}
+
+	// Each entry is {"Name", Name, "C_NAME"}.
+	f, err := parser.ParseFile(fset, "cheaders_test.go", nil, 0)
+	require.NoError(t, err)
+	entries := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "cConsts" {
+			return true
+		}
+		for _, e := range vs.Values[0].(*ast.CompositeLit).Elts {
+			entries++
+			fields := e.(*ast.CompositeLit).Elts
+			require.Lenf(t, fields, 3, "cConsts entry at %v", fset.Position(e.Pos()))
+			lit, ok1 := fields[0].(*ast.BasicLit)
+			id, ok2 := fields[1].(*ast.Ident)
+			if !assert.Truef(t, ok1 && ok2, "cConsts entry at %v is not {\"Name\", Name, ...}", fset.Position(e.Pos())) {
+				continue
+			}
+			name, err := strconv.Unquote(lit.Value)
+			require.NoError(t, err)
+			assert.Equalf(t, name, id.Name, "cConsts entry at %v", fset.Position(e.Pos()))
+		}
+		return false
+	})
+	assert.Equal(t, len(cConsts), entries, "cConsts entries read from cheaders_test.go")
+}
+
+// returnNotCodes are the Return constants that are not a type or a subtype
+// of a code, and so have no name of their own in the tables of return.go:
+// String prints a class only as the prefix "DAT_CLASS_WARNING ".
+var returnNotCodes = map[string]bool{
+	"ClassError": true, "ClassWarning": true, "ClassMask": true, "SubtypeMask": true,
+}
+
+// tableName is one name of a table of names.go or return.go, with its
+// value of its Go type.
+type tableName struct {
+	value any
+	name  string
+}
+
+func enumTable[T ~uint32](names map[T]string) []tableName {
+	var s []tableName
+	for v, name := range names {
+		s = append(s, tableName{v, name})
+	}
+	return s
+}
+
+func flagTable[T ~uint32](names []flagName[T]) []tableName {
+	var s []tableName
+	for _, n := range names {
+		s = append(s, tableName{n.bits, n.name})
+	}
+	return s
+}
+
+// TestCHeaderNames checks the names that the String methods print against
+// the C headers. Every constant of cConsts whose type has a String method
+// prints the C name of a constant of its own type with its value (a flag
+// set: the names of flags of its type that make up its value; a Return:
+// Strerror's name of its type or subtype), and every name of the tables
+// of names.go and return.go is that of such a constant. Each name is
+// looked up in the C headers, and its C value must be the Go value.
+func TestCHeaderNames(t *testing.T) {
+	cvals := requireCHeaders(t)
+	type typedName struct {
+		typ  reflect.Type
+		name string
+	}
+	goNamed := make(map[typedName]bool, len(cConsts))
+	for _, c := range cConsts {
+		goNamed[typedName{reflect.TypeOf(c.value), c.cName}] = true
+	}
+	// checkName checks that name, printed for a value of type typ, is
+	// the C name of a constant of typ, and returns its C value.
+	checkName := func(t *testing.T, typ reflect.Type, name string) int64 {
+		t.Helper()
+		cv, ok := cvals[name]
+		assert.Truef(t, ok, "%q is not a C constant listed in udat/internal/cdat/cdat.go", name)
+		assert.Truef(t, goNamed[typedName{typ, name}], "%q is the C name of no %v constant of cConsts", name, typ)
+		return cv
+	}
+
+	for _, c := range cConsts {
+		s, ok := c.value.(fmt.Stringer)
+		if !ok {
+			continue
+		}
+		t.Run(c.goName, func(t *testing.T) {
+			typ, v := reflect.TypeOf(c.value), constInt64(t, c.value)
+			if r, ok := c.value.(Return); ok {
+				if returnNotCodes[c.goName] {
+					return
+				}
+				major, minor := Strerror(r)
+				name := major
+				if r.Subtype() == NoSubtype {
+					assert.Equalf(t, returnTypeNames[r], name, "%s has no name in returnTypeNames", c.goName)
+				} else {
+					require.Zerof(t, r&^SubtypeMask, "%s = %#x is neither a type nor a subtype", c.goName, uint32(r))
+					name = minor
+					assert.Equalf(t, subtypeNames[r], name, "%s has no name in subtypeNames", c.goName)
+				}
+				assert.Equalf(t, v, checkName(t, typ, name), "%s = %#x prints as %s", c.goName, v, name)
+				return
+			}
+			str := s.String()
+			var or int64
+			for _, name := range strings.Split(str, "|") {
+				or |= checkName(t, typ, name)
+			}
+			assert.Equalf(t, v, or, "%s = %#x prints as %s", c.goName, v, str)
+		})
+	}
+
+	tables := map[string][]tableName{
+		"completionFlagNames": flagTable(completionFlagNames),
+		"dtoOpNames":          enumTable(dtoOpNames),
+		"closeFlagNames":      enumTable(closeFlagNames),
+		"evdFlagNames":        flagTable(evdFlagNames),
+		"memPrivNames":        flagTable(memPrivNames),
+		"epStateNames":        enumTable(epStateNames),
+		"dtoStatusNames":      enumTable(dtoStatusNames),
+		"eventNumberNames":    enumTable(eventNumberNames),
+		"handleTypeNames":     enumTable(handleTypeNames),
+		"ibExtTypeNames":      enumTable(ibExtTypeNames),
+		"ibStatusNames":       enumTable(ibStatusNames),
+		"returnTypeNames":     enumTable(returnTypeNames),
+		"subtypeNames":        enumTable(subtypeNames),
+	}
+	for table, names := range tables {
+		t.Run(table, func(t *testing.T) {
+			seen := map[string]bool{}
+			for _, n := range names {
+				if table == "subtypeNames" && n.value == NoSubtype {
+					assert.Empty(t, n.name, "a code without subtype has no minor message")
+					continue
+				}
+				assert.Falsef(t, seen[n.name], "%s twice in %s", n.name, table)
+				seen[n.name] = true
+				v := constInt64(t, n.value)
+				assert.Equalf(t, v, checkName(t, reflect.TypeOf(n.value), n.name), "%s names %#x", n.name, v)
+			}
+		})
 	}
 }
 

@@ -1,13 +1,9 @@
 package udat
 
-import (
-	"fmt"
-	"strings"
-)
-
 // This file holds the DAT 2.0 constants of dat.h, udat.h and udat_config.h
-// with their C numeric values. cheaders_test.go checks every one of them
-// against the installed C headers.
+// with their C numeric values; names.go holds the C names their String
+// methods print. cheaders_test.go checks every one of them against the
+// installed C headers.
 
 // Version and platform constants.
 const (
@@ -83,21 +79,6 @@ const (
 	CompletionLMRInvalidateFence CompletionFlags = 0x20
 )
 
-var completionFlagNames = []flagName{
-	{uint32(CompletionSuppress), "DAT_COMPLETION_SUPPRESS_FLAG"},
-	{uint32(CompletionSolicitedWait), "DAT_COMPLETION_SOLICITED_WAIT_FLAG"},
-	{uint32(CompletionUnsignalled), "DAT_COMPLETION_UNSIGNALLED_FLAG"},
-	{uint32(CompletionBarrierFence), "DAT_COMPLETION_BARRIER_FENCE_FLAG"},
-	{uint32(CompletionEVDThreshold), "DAT_COMPLETION_EVD_THRESHOLD_FLAG"},
-	{uint32(CompletionLMRInvalidateFence), "DAT_COMPLETION_LMR_INVALIDATE_FENCE_FLAG"},
-}
-
-// String returns the C names of the flags joined by "|", or
-// "DAT_COMPLETION_DEFAULT_FLAG" for no flag.
-func (f CompletionFlags) String() string {
-	return flagsString(uint32(f), completionFlagNames, "DAT_COMPLETION_DEFAULT_FLAG")
-}
-
 // DTOOp is a DAT_DTOS value: the kind of data transfer operation a
 // completion event reports.
 type DTOOp uint32
@@ -123,25 +104,6 @@ const (
 	// DTOExtensionBase is DAT_DTO_EXTENSION_BASE, the first extension DTO.
 	DTOExtensionBase DTOOp = 8
 )
-
-var dtoOpNames = map[DTOOp]string{
-	DTOSend:                  "DAT_DTO_SEND",
-	DTORDMAWrite:             "DAT_DTO_RDMA_WRITE",
-	DTORDMARead:              "DAT_DTO_RDMA_READ",
-	DTOReceive:               "DAT_DTO_RECEIVE",
-	DTOReceiveWithInvalidate: "DAT_DTO_RECEIVE_WITH_INVALIDATE",
-	DTOBindMW:                "DAT_DTO_BIND_MW",
-	DTOLMRFMR:                "DAT_DTO_LMR_FMR",
-	DTOLMRInvalidate:         "DAT_DTO_LMR_INVALIDATE",
-	DTOIBRDMAWriteImmed:      "DAT_IB_DTO_RDMA_WRITE_IMMED", // DAT_DTO_EXTENSION_BASE
-	DTOIBRecvImmed:           "DAT_IB_DTO_RECV_IMMED",
-	DTOIBFetchAdd:            "DAT_IB_DTO_FETCH_ADD",
-	DTOIBCmpSwap:             "DAT_IB_DTO_CMP_SWAP",
-	DTOIBRecvMsgImmed:        "DAT_IB_DTO_RECV_MSG_IMMED",
-}
-
-// String returns the C name of op, e.g. "DAT_DTO_RDMA_WRITE".
-func (op DTOOp) String() string { return enumString(op, dtoOpNames, "DAT_DTOS") }
 
 // QoS is a DAT_QOS value: the quality of service an endpoint asks for.
 type QoS uint32
@@ -190,14 +152,6 @@ const (
 	CloseDefault = CloseAbruptFlag
 )
 
-var closeFlagNames = map[CloseFlags]string{
-	CloseAbruptFlag:   "DAT_CLOSE_ABRUPT_FLAG",
-	CloseGracefulFlag: "DAT_CLOSE_GRACEFUL_FLAG",
-}
-
-// String returns the C name of f, e.g. "DAT_CLOSE_GRACEFUL_FLAG".
-func (f CloseFlags) String() string { return enumString(f, closeFlagNames, "DAT_CLOSE_FLAGS") }
-
 // EVDFlags is a DAT_EVD_FLAGS set: the event streams an event dispatcher
 // accepts.
 type EVDFlags uint32
@@ -223,19 +177,6 @@ const (
 	// EVDExtensionBase is DAT_EVD_EXTENSION_BASE, the first extension flag.
 	EVDExtensionBase EVDFlags = 0x200
 )
-
-var evdFlagNames = []flagName{
-	{uint32(EVDSoftwareFlag), "DAT_EVD_SOFTWARE_FLAG"},
-	{uint32(EVDCRFlag), "DAT_EVD_CR_FLAG"},
-	{uint32(EVDDTOFlag), "DAT_EVD_DTO_FLAG"},
-	{uint32(EVDConnectionFlag), "DAT_EVD_CONNECTION_FLAG"},
-	{uint32(EVDRMRBindFlag), "DAT_EVD_RMR_BIND_FLAG"},
-	{uint32(EVDAsyncFlag), "DAT_EVD_ASYNC_FLAG"},
-	{uint32(EVDExtensionBase), "DAT_EVD_EXTENSION_BASE"},
-}
-
-// String returns the C names of the flags joined by "|", or "0".
-func (f EVDFlags) String() string { return flagsString(uint32(f), evdFlagNames, "0") }
 
 // PSPFlags is a DAT_PSP_FLAGS value: who creates the endpoint for a
 // connection request arriving at a public service point.
@@ -275,20 +216,6 @@ const (
 	// (DAT 1.0).
 	MemPrivWrite = MemPrivLocalWrite | MemPrivRemoteWrite
 )
-
-var memPrivNames = []flagName{
-	{uint32(MemPrivLocalRead), "DAT_MEM_PRIV_LOCAL_READ_FLAG"},
-	{uint32(MemPrivRemoteRead), "DAT_MEM_PRIV_REMOTE_READ_FLAG"},
-	{uint32(MemPrivLocalWrite), "DAT_MEM_PRIV_LOCAL_WRITE_FLAG"},
-	{uint32(MemPrivRemoteWrite), "DAT_MEM_PRIV_REMOTE_WRITE_FLAG"},
-	{uint32(MemPrivExtensionBase), "DAT_MEM_PRIV_EXTENSION_BASE"},
-}
-
-// String returns the C names of the privileges joined by "|", or
-// "DAT_MEM_PRIV_NONE_FLAG".
-func (p MemPriv) String() string {
-	return flagsString(uint32(p), memPrivNames, "DAT_MEM_PRIV_NONE_FLAG")
-}
 
 // VAType is a DAT_VA_TYPE value: how DTOs address an LMR.
 type VAType uint32
@@ -440,27 +367,6 @@ const (
 	EPStateError = EPStateDisconnected
 )
 
-var epStateNames = map[EPState]string{
-	EPStateUnconnected:                "DAT_EP_STATE_UNCONNECTED",
-	EPStateUnconfiguredUnconnected:    "DAT_EP_STATE_UNCONFIGURED_UNCONNECTED",
-	EPStateReserved:                   "DAT_EP_STATE_RESERVED",
-	EPStateUnconfiguredReserved:       "DAT_EP_STATE_UNCONFIGURED_RESERVED",
-	EPStatePassiveConnectionPending:   "DAT_EP_STATE_PASSIVE_CONNECTION_PENDING",
-	EPStateUnconfiguredPassive:        "DAT_EP_STATE_UNCONFIGURED_PASSIVE",
-	EPStateActiveConnectionPending:    "DAT_EP_STATE_ACTIVE_CONNECTION_PENDING",
-	EPStateTentativeConnectionPending: "DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING",
-	EPStateUnconfiguredTentative:      "DAT_EP_STATE_UNCONFIGURED_TENTATIVE",
-	EPStateConnected:                  "DAT_EP_STATE_CONNECTED",
-	EPStateDisconnectPending:          "DAT_EP_STATE_DISCONNECT_PENDING",
-	EPStateDisconnected:               "DAT_EP_STATE_DISCONNECTED",
-	EPStateCompletionPending:          "DAT_EP_STATE_COMPLETION_PENDING",
-	EPStateConnectedSinglePath:        "DAT_EP_STATE_CONNECTED_SINGLE_PATH",
-	EPStateConnectedMultiPath:         "DAT_EP_STATE_CONNECTED_MULTI_PATH",
-}
-
-// String returns the C name of s, e.g. "DAT_EP_STATE_CONNECTED".
-func (s EPState) String() string { return enumString(s, epStateNames, "DAT_EP_STATE") }
-
 // SRQState is a DAT_SRQ_STATE value: the state of a shared receive queue.
 type SRQState uint32
 
@@ -558,27 +464,6 @@ const (
 	RMRBindFailure = DTOErrFlushed
 )
 
-var dtoStatusNames = map[DTOStatus]string{
-	DTOSuccess:               "DAT_DTO_SUCCESS",
-	DTOErrFlushed:            "DAT_DTO_ERR_FLUSHED",
-	DTOErrLocalLength:        "DAT_DTO_ERR_LOCAL_LENGTH",
-	DTOErrLocalEP:            "DAT_DTO_ERR_LOCAL_EP",
-	DTOErrLocalProtection:    "DAT_DTO_ERR_LOCAL_PROTECTION",
-	DTOErrBadResponse:        "DAT_DTO_ERR_BAD_RESPONSE",
-	DTOErrRemoteAccess:       "DAT_DTO_ERR_REMOTE_ACCESS",
-	DTOErrRemoteResponder:    "DAT_DTO_ERR_REMOTE_RESPONDER",
-	DTOErrTransport:          "DAT_DTO_ERR_TRANSPORT",
-	DTOErrReceiverNotReady:   "DAT_DTO_ERR_RECEIVER_NOT_READY",
-	DTOErrPartialPacket:      "DAT_DTO_ERR_PARTIAL_PACKET",
-	DTOErrRMROperationFailed: "DAT_RMR_OPERATION_FAILED",
-	DTOErrLocalMMError:       "DAT_DTO_ERR_LOCAL_MM_ERROR",
-}
-
-// String returns the C name of s, e.g. "DAT_DTO_ERR_FLUSHED".
-func (s DTOStatus) String() string {
-	return enumString(s, dtoStatusNames, "DAT_DTO_COMPLETION_STATUS")
-}
-
 // EventNumber is a DAT_EVENT_NUMBER value: the kind of an event.
 type EventNumber uint32
 
@@ -632,36 +517,6 @@ const (
 	// EventIWExtensionRangeBase is DAT_IW_EXTENSION_RANGE_BASE.
 	EventIWExtensionRangeBase EventNumber = 0x80000
 )
-
-var eventNumberNames = map[EventNumber]string{
-	EventDTOCompletion:                   "DAT_DTO_COMPLETION_EVENT",
-	EventRMRBindCompletion:               "DAT_RMR_BIND_COMPLETION_EVENT",
-	EventConnectionRequest:               "DAT_CONNECTION_REQUEST_EVENT",
-	EventConnectionEstablished:           "DAT_CONNECTION_EVENT_ESTABLISHED",
-	EventConnectionPeerRejected:          "DAT_CONNECTION_EVENT_PEER_REJECTED",
-	EventConnectionNonPeerRejected:       "DAT_CONNECTION_EVENT_NON_PEER_REJECTED",
-	EventConnectionAcceptCompletionError: "DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR",
-	EventConnectionDisconnected:          "DAT_CONNECTION_EVENT_DISCONNECTED",
-	EventConnectionBroken:                "DAT_CONNECTION_EVENT_BROKEN",
-	EventConnectionTimedOut:              "DAT_CONNECTION_EVENT_TIMED_OUT",
-	EventConnectionUnreachable:           "DAT_CONNECTION_EVENT_UNREACHABLE",
-	EventAsyncErrorEVDOverflow:           "DAT_ASYNC_ERROR_EVD_OVERFLOW",
-	EventAsyncErrorIACatastrophic:        "DAT_ASYNC_ERROR_IA_CATASTROPHIC",
-	EventAsyncErrorEPBroken:              "DAT_ASYNC_ERROR_EP_BROKEN",
-	EventAsyncErrorTimedOut:              "DAT_ASYNC_ERROR_TIMED_OUT",
-	EventAsyncErrorProviderInternalError: "DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR",
-	EventHADownTo1:                       "DAT_HA_DOWN_TO_1",
-	EventHAUpToMultiPath:                 "DAT_HA_UP_TO_MULTI_PATH",
-	EventSoftware:                        "DAT_SOFTWARE_EVENT",
-	EventExtension:                       "DAT_EXTENSION_EVENT",
-	EventIBDTO:                           "DAT_IB_DTO_EVENT", // DAT_IB_EXTENSION_RANGE_BASE
-	EventIWExtensionRangeBase:            "DAT_IW_EXTENSION_RANGE_BASE",
-}
-
-// String returns the C name of n, e.g. "DAT_CONNECTION_EVENT_ESTABLISHED".
-func (n EventNumber) String() string {
-	return enumString(n, eventNumberNames, "DAT_EVENT_NUMBER")
-}
 
 // AsyncErrorReason is the object-specific reason (a DAT_COUNT) carried by an
 // asynchronous error event. Its meaning depends on the kind of object the
@@ -731,57 +586,3 @@ const (
 	// HandleTypeExtensionBase is DAT_HANDLE_TYPE_EXTENSION_BASE.
 	HandleTypeExtensionBase HandleType = 12
 )
-
-var handleTypeNames = map[HandleType]string{
-	HandleTypeCR:            "DAT_HANDLE_TYPE_CR",
-	HandleTypeEP:            "DAT_HANDLE_TYPE_EP",
-	HandleTypeEVD:           "DAT_HANDLE_TYPE_EVD",
-	HandleTypeIA:            "DAT_HANDLE_TYPE_IA",
-	HandleTypeLMR:           "DAT_HANDLE_TYPE_LMR",
-	HandleTypePSP:           "DAT_HANDLE_TYPE_PSP",
-	HandleTypePZ:            "DAT_HANDLE_TYPE_PZ",
-	HandleTypeRMR:           "DAT_HANDLE_TYPE_RMR",
-	HandleTypeRSP:           "DAT_HANDLE_TYPE_RSP",
-	HandleTypeCNO:           "DAT_HANDLE_TYPE_CNO",
-	HandleTypeSRQ:           "DAT_HANDLE_TYPE_SRQ",
-	HandleTypeCSP:           "DAT_HANDLE_TYPE_CSP",
-	HandleTypeExtensionBase: "DAT_HANDLE_TYPE_EXTENSION_BASE",
-}
-
-// String returns the C name of t, e.g. "DAT_HANDLE_TYPE_EP".
-func (t HandleType) String() string {
-	return enumString(t, handleTypeNames, "DAT_HANDLE_TYPE")
-}
-
-// flagName names one bit (or group of bits) of a flag set.
-type flagName struct {
-	bits uint32
-	name string
-}
-
-// flagsString names the bits of v from names, joined by "|". Bits without
-// a name are printed in hexadecimal; zero gives zero.
-func flagsString(v uint32, names []flagName, zero string) string {
-	if v == 0 {
-		return zero
-	}
-	var parts []string
-	for _, n := range names {
-		if v&n.bits == n.bits {
-			parts = append(parts, n.name)
-			v &^= n.bits
-		}
-	}
-	if v != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", v))
-	}
-	return strings.Join(parts, "|")
-}
-
-// enumString returns names[v], or typ(v) for a value without a name.
-func enumString[T ~uint32](v T, names map[T]string, typ string) string {
-	if s, ok := names[v]; ok {
-		return s
-	}
-	return fmt.Sprintf("%s(%d)", typ, uint32(v))
-}

@@ -1,6 +1,7 @@
 package udat
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -34,6 +35,13 @@ func TestConstEventNumberString(t *testing.T) {
 	assert.Equal(t, "DAT_CONNECTION_EVENT_ESTABLISHED", EventConnectionEstablished.String())
 	assert.Equal(t, "DAT_ASYNC_ERROR_EVD_OVERFLOW", EventAsyncErrorEVDOverflow.String())
 	assert.Equal(t, "DAT_SOFTWARE_EVENT", EventSoftware.String())
+	assert.Equal(t, "DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR", EventSRQLowWatermark.String())
+	assert.Equal(t, "DAT_IB_DTO_EVENT", EventIBDTO.String())
+	assert.Equal(t, "DAT_IB_DTO_EVENT", EventIBExtensionRangeBase.String())
+	assert.Equal(t, "DAT_IB_UD_CONNECTION_REQUEST_EVENT", EventIBUDConnectionRequest.String())
+	assert.Equal(t, "DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED", EventIBUDConnectionEstablished.String())
+	assert.Equal(t, "DAT_IB_UD_CONNECTION_REJECT_EVENT", EventIBUDConnectionReject.String())
+	assert.Equal(t, "DAT_IB_UD_CONNECTION_ERROR_EVENT", EventIBUDConnectionError.String())
 	assert.Equal(t, "DAT_EVENT_NUMBER(7)", EventNumber(7).String())
 }
 
@@ -43,7 +51,48 @@ func TestConstDTOOpString(t *testing.T) {
 	assert.Equal(t, "DAT_DTO_RDMA_READ", DTORDMARead.String())
 	assert.Equal(t, "DAT_DTO_RECEIVE", DTOReceive.String())
 	assert.Equal(t, "DAT_DTO_BIND_MW", DTOBindMW.String())
+	assert.Equal(t, "DAT_IB_DTO_RDMA_WRITE_IMMED", DTOExtensionBase.String())
+	assert.Equal(t, "DAT_IB_DTO_RECV_MSG_IMMED", DTOIBRecvMsgImmed.String())
+	assert.Equal(t, "DAT_IB_DTO_SEND_UD", DTOIBSendUD.String())
+	assert.Equal(t, "DAT_IB_DTO_RECV_UD", DTOIBRecvUD.String())
+	assert.Equal(t, "DAT_IB_DTO_RECV_UD_IMMED", DTOIBRecvUDImmed.String())
 	assert.Equal(t, "DAT_DTOS(100)", DTOOp(100).String())
+}
+
+func TestConstIBExtensionString(t *testing.T) {
+	assert.Equal(t, "DAT_IB_FETCH_AND_ADD", IBFetchAndAdd.String())
+	assert.Equal(t, "DAT_IB_RECV_IMMED_DATA", IBRecvImmedData.String())
+	assert.Equal(t, "DAT_IB_UD_PASSIVE_REMOTE_AH", IBUDPassiveRemoteAH.String())
+	assert.Equal(t, "DAT_IB_UD_CONNECT_ERROR", IBUDConnectError.String())
+	assert.Equal(t, "DAT_IB_EXT_TYPE(12)", IBExtType(12).String())
+	assert.Equal(t, "DAT_OP_SUCCESS", IBOpSuccess.String())
+	assert.Equal(t, "DAT_IB_OP_ERR", IBOpErr.String())
+	assert.Equal(t, "DAT_IB_STATUS(2)", IBStatus(2).String())
+}
+
+// TestConstEventPrint prints the events of a UD EP as a Consumer would
+// log them: every DAT constant in them by its C name.
+func TestConstEventPrint(t *testing.T) {
+	for _, ev := range []Event{
+		{Number: EventIBDTO, DTO: DTOCompletionData{Op: DTOIBSendUD}, IB: IBExtensionData{Type: IBUDSend}},
+		{Number: EventIBDTO, DTO: DTOCompletionData{Op: DTOIBRecvUD, Status: DTOErrFlushed},
+			IB: IBExtensionData{Type: IBUDRecv, Status: IBOpErr}},
+		{Number: EventIBDTO, DTO: DTOCompletionData{Op: DTOIBRecvUDImmed}, IB: IBExtensionData{Type: IBUDRecv}},
+		{Number: EventIBUDConnectionRequest, IB: IBExtensionData{Type: IBUDConnectRequest}},
+		{Number: EventIBUDConnectionEstablished, IB: IBExtensionData{Type: IBUDRemoteAH}},
+		{Number: EventIBUDConnectionReject, IB: IBExtensionData{Type: IBUDConnectReject}},
+		{Number: EventIBUDConnectionError, IB: IBExtensionData{Type: IBUDConnectError}},
+	} {
+		s := fmt.Sprintf("%+v", ev)
+		assert.Contains(t, s, "Number:"+ev.Number.String())
+		assert.Contains(t, s, "Op:"+ev.DTO.Op.String())
+		assert.Contains(t, s, "Status:"+ev.DTO.Status.String())
+		assert.Contains(t, s, "Type:"+ev.IB.Type.String())
+		assert.Contains(t, s, "Status:"+ev.IB.Status.String())
+		assert.NotRegexp(t, `DAT_[A-Z_]+\(`, s, "a constant without a name")
+	}
+	assert.Equal(t, "DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED/DAT_IB_DTO_RECV_UD/DAT_IB_UD_RECV",
+		fmt.Sprintf("%v/%v/%v", EventIBUDConnectionEstablished, DTOIBRecvUD, IBUDRecv))
 }
 
 func TestConstHandleTypeString(t *testing.T) {
@@ -65,8 +114,12 @@ func TestConstFlagsString(t *testing.T) {
 		(MemPrivLocalRead | MemPrivRemoteWrite).String())
 	assert.Equal(t, "DAT_MEM_PRIV_LOCAL_READ_FLAG|DAT_MEM_PRIV_REMOTE_READ_FLAG|"+
 		"DAT_MEM_PRIV_LOCAL_WRITE_FLAG|DAT_MEM_PRIV_REMOTE_WRITE_FLAG", MemPrivAll.String())
+	assert.Equal(t, "DAT_MEM_PRIV_REMOTE_WRITE_FLAG|DAT_IB_MEM_PRIV_REMOTE_ATOMIC",
+		(MemPrivRemoteWrite | MemPrivIBRemoteAtomic).String())
+	assert.Equal(t, "DAT_MEM_PRIV_LOCAL_READ_FLAG|0x80", (MemPrivLocalRead | 0x80).String())
 
 	assert.Equal(t, "0", EVDFlags(0).String())
+	assert.Equal(t, "DAT_EVD_SOFTWARE_FLAG|DAT_EVD_EXTENSION_BASE", (EVDSoftwareFlag | EVDExtensionBase).String())
 	assert.Equal(t, "DAT_EVD_DTO_FLAG", EVDDTOFlag.String())
 	assert.Equal(t, "DAT_EVD_CR_FLAG|DAT_EVD_DTO_FLAG|DAT_EVD_CONNECTION_FLAG|"+
 		"DAT_EVD_RMR_BIND_FLAG|DAT_EVD_ASYNC_FLAG", EVDDefaultFlag.String())
