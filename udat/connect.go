@@ -261,6 +261,58 @@ func (ep *EP) establishedLocked(pd []byte) {
 	ep.connEVD.pushInternal(Event{Number: EventConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
 }
 
+// beforeConnect, when set, runs before each rdma_connect: tests stand in
+// with it for a connect that blocks.
+var beforeConnect func(*EP)
+
+// sendConnect sends the connection request of id (rdma_connect) in a
+// goroutine of its own, outside ep.mu: on iWARP rdma_connect blocks in the
+// kernel's TCP connect until TCP gives up, minutes for an address that
+// does not answer. Meanwhile the Consumer's timeout ends the attempt on
+// time, other connections' events flow, and Free or Reset leave the id to
+// be closed here (takeIDLocked).
+func (ep *EP) sendConnect(id *cverbs.CMID, p cverbs.ConnParam) {
+	if beforeConnect != nil {
+		beforeConnect(ep)
+	}
+	err := id.Connect(p)
+	ep.mu.Lock()
+	if ep.dialing == id {
+		ep.dialing = nil
+	}
+	if ep.cmid != id {
+		ep.mu.Unlock()
+		ep.ia.unregisterCM(id)
+		id.Close()
+		return
+	}
+	if err != nil && ep.getState() == EPStateActiveConnectionPending {
+		ep.failLocked(EventConnectionUnreachable, nil)
+	}
+	ep.mu.Unlock()
+}
+
+// takeIDLocked detaches the EP's rdma_cm id and returns it for the caller
+// to close, or nil when its rdma_connect is still running: sendConnect
+// closes it then. Caller holds ep.mu.
+func (ep *EP) takeIDLocked() *cverbs.CMID {
+	id := ep.cmid
+	ep.cmid = nil
+	if id == ep.dialing {
+		return nil
+	}
+	return id
+}
+
+// idleIDLocked returns the EP's rdma_cm id unless it is nil or busy in
+// rdma_connect, which holds it. Caller holds ep.mu.
+func (ep *EP) idleIDLocked() *cverbs.CMID {
+	if ep.cmid == ep.dialing {
+		return nil
+	}
+	return ep.cmid
+}
+
 // cmEvent handles an rdma_cm event for the EP's connection.
 func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 	ep.mu.Lock()
@@ -293,7 +345,8 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			ep.failLocked(EventConnectionNonPeerRejected, nil)
 			return
 		}
-		err := id.Connect(cverbs.ConnParam{
+		ep.dialing = id
+		go ep.sendConnect(id, cverbs.ConnParam{
 			PrivateData:        ep.connPD,
 			ResponderResources: uint8(ep.attr.MaxRDMAReadIn),
 			InitiatorDepth:     uint8(ep.attr.MaxRDMAReadOut),
@@ -302,9 +355,6 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			FlowControl:        true,
 			QPNum:              ep.qpn,
 		})
-		if err != nil {
-			ep.failLocked(EventConnectionUnreachable, nil)
-		}
 	case cverbs.CMEventConnectResponse:
 		if !active {
 			return
@@ -430,8 +480,8 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 		}
 		return nil
 	case EPStateActiveConnectionPending:
-		if ep.cmid != nil {
-			ep.cmid.Disconnect()
+		if id := ep.idleIDLocked(); id != nil {
+			id.Disconnect()
 		}
 		ep.failLocked(EventConnectionDisconnected, nil)
 		return nil

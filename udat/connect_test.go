@@ -137,6 +137,49 @@ func TestConnectTimedOut(t *testing.T) {
 	requireEmpty(t, c.conn)
 }
 
+// A connect whose rdma_connect blocks (on iWARP, the kernel's TCP connect
+// to an address that does not answer blocks for minutes) holds up nothing
+// else: the Consumer's timeout ends it on time, another EP of the IA
+// connects meanwhile, and Free does not wait for it.
+func TestBlockedConnectDelaysNothing(t *testing.T) {
+	ia := openIA(t)
+	pz := mustPZ(t, ia)
+	slow := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	stuck := make(chan struct{}, 2)
+	release := make(chan struct{})
+	beforeConnect = func(ep *EP) {
+		if ep == slow.ep {
+			stuck <- struct{}{}
+			<-release
+		}
+	}
+	t.Cleanup(func() { beforeConnect = nil })
+	defer close(release)
+
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, slow.ep.Connect(ia.Address(), q, 300_000, nil, 0, 0))
+	<-stuck
+	p := newPairIn(t, ia, pz, pairOpts{}) // connects while slow's rdma_connect blocks
+	ev := waitEvent(t, slow.conn)
+	require.Equal(t, EventConnectionTimedOut, ev.Number)
+	t.Logf("timed out after %v", time.Since(start))
+	_, err = slow.ep.Query()
+	require.NoError(t, err, "Query does not wait for the blocked connect")
+	require.NoError(t, slow.ep.Reset())
+	require.NoError(t, slow.ep.Connect(ia.Address(), q, 300_000, nil, 0, 0))
+	<-stuck
+	require.NoError(t, slow.ep.Disconnect(CloseAbruptFlag))
+	require.Equal(t, EventConnectionDisconnected, waitEvent(t, slow.conn).Number)
+	require.NoError(t, slow.ep.Free())
+	disconnectPair(t, p)
+	requireEmpty(t, crEVD) // neither request was sent
+}
+
 // An address nobody answers for is DAT_CONNECTION_EVENT_UNREACHABLE, or
 // DAT_CONNECTION_EVENT_TIMED_OUT when the connect timeout comes first (on a
 // dummy interface, address resolution succeeds and the request goes

@@ -99,6 +99,7 @@ type EP struct {
 
 	mu         sync.Mutex // connection state below
 	cmid       *cverbs.CMID
+	dialing    *cverbs.CMID // the id whose rdma_connect runs (sendConnect)
 	remote     netip.AddrPort
 	remoteQual ConnQual
 	localQual  ConnQual
@@ -472,9 +473,9 @@ func (ep *EP) Query() (EPParam, error) {
 	p := EPParam{IA: ep.ia, State: ep.getState(), LocalAddr: ep.ia.addr, LocalPortQual: ep.localQual,
 		RemoteAddr: ep.remote.Addr(), RemotePortQual: ep.remoteQual, PZ: ep.consumerPZ(), RecvEVD: ep.recvEVD,
 		RequestEVD: ep.reqEVD, ConnectEVD: ep.connEVD, SRQ: ep.srq, Attr: ep.attr}
-	if p.LocalPortQual == 0 && ep.cmid != nil {
+	if id := ep.idleIDLocked(); p.LocalPortQual == 0 && id != nil {
 		// The active side: the source port rdma_cm bound the request to.
-		p.LocalPortQual = PortQual(ep.cmid.LocalAddr().Port())
+		p.LocalPortQual = PortQual(id.LocalAddr().Port())
 	}
 	if ep.rdSet {
 		p.Attr.MaxRDMAReadIn, p.Attr.MaxRDMAReadOut = ep.rdIn, ep.rdOut
@@ -625,8 +626,7 @@ func (ep *EP) Reset() error {
 		ep.mu.Unlock()
 		return newError(op, InvalidState|stateSubtype(s))
 	}
-	id := ep.cmid
-	ep.cmid = nil
+	id := ep.takeIDLocked()
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
@@ -768,8 +768,7 @@ func (ep *EP) free(force bool) error {
 		return badHandle(op, HandleTypeEP)
 	}
 	ep.freeing = true
-	id := ep.cmid
-	ep.cmid = nil
+	id := ep.takeIDLocked()
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
