@@ -1,11 +1,14 @@
 # udapl: uDAPL (DAT) for Go over rdma-core.
 #
 #   make demo    run udattest (server and client) over Soft-RoCE inside the test VM
+#                (make demo RDMA=siw: over soft-iWARP siw0 in the VM)
 #   make test    host unit tests (also of the build without cgo: build-other),
 #                then every test inside the Soft-RoCE VM, and the cross-host
 #                and fault tests in a pair of VMs (test-2host)
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
+#   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
+#                instead of rxe0, with pass/fail counts (not part of make test)
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -15,7 +18,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host demo bench clean
+.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host test-siw demo bench clean
 
 all: build
 
@@ -60,8 +63,24 @@ test-2host: deps
 
 test: vet build-other test-host test-vm test-race test-2host
 
+# The udat and cverbs device tests on soft-iWARP: the VM creates siw0 instead
+# of rxe0 (UDAPL_RDMA=siw; siw.ko is built once, see scripts/siw-module.sh)
+# and the tests open it (internal/devtest). Prints the failures and each
+# package's counts of top-level tests; the whole output is in SIWLOG.
+SIWLOG ?= /tmp/udapl-test-siw.log
+test-siw: SHELL := /bin/bash
+test-siw: deps
+	@UDAPL_RDMA=siw $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(VMEXEC) ./udat/ ./cverbs/ 2>&1 | \
+		tee $(SIWLOG) | grep -E '^(--- FAIL|ok |FAIL|panic:)'; rc=$${PIPESTATUS[0]}; \
+	echo "== test-siw (whole output in $(SIWLOG))"; \
+	awk '/^--- PASS/ {p++} /^--- FAIL/ {f++} /^--- SKIP/ {s++} \
+		/^(ok|FAIL)[ \t]+[a-z]/ {printf "%-36s %d passed, %d failed, %d skipped\n", $$2, p, f, s; tp += p; tf += f; ts += s; p = f = s = 0} \
+		END {printf "siw: %d passed, %d failed, %d skipped\n", tp, tf, ts}' $(SIWLOG); \
+	exit $$rc
+
+# RDMA=siw: the demo in the VM over siw0 instead of rxe0.
 demo: deps
-	scripts/demo.sh
+	$(if $(RDMA),UDAPL_RDMA=$(RDMA) UDAPL_DEMO_VM=1 )scripts/demo.sh
 
 bench: deps
 	scripts/bench.sh

@@ -5,8 +5,8 @@
 #
 # Where it runs: on this host if it has an RDMA device (UDAPL_DEVICE names
 # it, else the first one), otherwise inside the Soft-RoCE test VM
-# (scripts/vmtest.sh, device rxe0 on 192.0.2.1). UDAPL_DEMO_VM=1 forces the
-# VM. UDAPL_DEMO_PORT changes the port (default 47811).
+# (scripts/vmtest.sh, device rxe0 on 192.0.2.1; siw0 with UDAPL_RDMA=siw).
+# UDAPL_DEMO_VM=1 forces the VM. UDAPL_DEMO_PORT changes the port (default 47811).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -116,5 +116,6 @@ if [ -n "$dev" ] && [ "${UDAPL_DEMO_VM:-0}" != 1 ] && addr=$(device_addr "$dev")
 	echo "demo.sh: RDMA device $dev found on this host; running here"
 	exec "$0" --run "$dev" "$addr"
 fi
-echo "demo.sh: no RDMA device here; booting the Soft-RoCE test VM (rxe0 on 192.0.2.1)"
-exec scripts/vmtest.sh "$0" --run rxe0 192.0.2.1
+dev=${UDAPL_RDMA:-rxe}0
+echo "demo.sh: no RDMA device here; booting the test VM ($dev on 192.0.2.1)"
+exec scripts/vmtest.sh "$0" --run "$dev" 192.0.2.1

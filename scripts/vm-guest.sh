@@ -1,10 +1,12 @@
 #!/bin/bash
 # vm-guest.sh RUNDIR: runs in the test VM, chrooted into the host's root. It
-# brings up the Soft-RoCE device, runs the command vmtest.sh wrote to
-# RUNDIR/cmd with the host's environment, and leaves its exit status in RUNDIR/rc.
+# brings up the RDMA device (Soft-RoCE rxe0, or soft-iWARP siw0 when
+# RUNDIR/rdma says siw), runs the command vmtest.sh wrote to RUNDIR/cmd with
+# the host's environment, and leaves its exit status in RUNDIR/rc.
 run=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 modroot=$(cat "$run/modroot")
+kind=$(cat "$run/rdma" 2>/dev/null || echo rxe)
 mp() { modprobe -d "$modroot" "$@"; }
 
 fail() {
@@ -18,7 +20,7 @@ fail() {
 dmesg -n 1 2>/dev/null
 ip link set lo up
 if [ -f "$run/net" ]; then
-	# One of a pair of VMs (vmpair.sh): rxe0 on the virtio NIC that joins
+	# One of a pair of VMs (vmpair.sh): the device on the virtio NIC that joins
 	# them, at the address in RUNDIR/net. netem is loaded for fault tests
 	# (tc cannot load it: the modules are not under /lib/modules).
 	mp virtio_net || fail "cannot load virtio_net"
@@ -39,14 +41,16 @@ else
 		fail "cannot create the dummy netdev d0"
 fi
 mp rdma_ucm && mp ib_uverbs || fail "cannot load rdma_ucm/ib_uverbs"
-dev=$(UDAPL_MODROOT=$modroot bash "$run/setup-rxe.sh" "$nd") || fail "setup-rxe.sh failed"
-[ "$dev" = rxe0 ] || fail "expected rxe0, got $dev"
+flag=()
+[ "$kind" = siw ] && flag=(--siw)
+dev=$(UDAPL_MODROOT=$modroot bash "$run/setup-rxe.sh" "${flag[@]}" "$nd") || fail "setup-rxe.sh failed"
+[ "$dev" = "${kind}0" ] || fail "expected ${kind}0, got $dev"
 # Wait until the port is ACTIVE (the netdev is up, so this is quick).
 for _ in $(seq 50); do
-	grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break
+	grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" 2>/dev/null && break
 	sleep 0.1
 done
-grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || fail "rxe0 port 1 is not ACTIVE"
+grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" || fail "$dev port 1 is not ACTIVE"
 # Locked memory is limited by default; RDMA registrations need it.
 ulimit -l unlimited
 date +%s.%N >"$run/ready"

@@ -2,9 +2,14 @@
 # the cached Debian kernel and the initramfs of the Soft-RoCE test VM, the run
 # directory a guest reads its command from, and qemu's common arguments.
 # Source it; it expects `die` and sets kver.
+#
+# UDAPL_RDMA picks the guest's RDMA device: rxe (default, Soft-RoCE rxe0) or
+# siw (soft-iWARP siw0; its module is built once by siw-module.sh, since
+# Debian's kernel has none).
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${UDAPL_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udapl-vm}
+rdma_kind=${UDAPL_RDMA:-rxe}
 
 # ensure_packages installs the Debian packages whose commands are missing.
 ensure_packages() {
@@ -85,11 +90,17 @@ ensure_initramfs() {
 # vm_prepare installs what the VM needs. Concurrent runs (go test -p N) must
 # not unpack the kernel or build the initramfs at the same time.
 vm_prepare() {
+	case "$rdma_kind" in rxe | siw) ;; *) die "UDAPL_RDMA=$rdma_kind: rxe or siw" ;; esac
 	ensure_packages
 	mkdir -p "$cache"
 	exec 9>"$cache/.lock"
 	flock 9
 	ensure_kernel
+	# siw.ko goes into the module root the guest loads from (after a new
+	# kernel is unpacked, it is built again).
+	if [ "$rdma_kind" = siw ]; then
+		"$here/siw-module.sh" "$cache/kernel" "$kver" || die "cannot build siw.ko"
+	fi
 	ensure_initramfs
 	flock -u 9
 	exec 9>&-
@@ -97,7 +108,8 @@ vm_prepare() {
 
 # vm_rundir DIR CMD [ARGS...] writes what vm-guest.sh reads from DIR (in the
 # host's /tmp, which the guest mounts read-write): the command, to run in the
-# current directory with the current environment, and the guest's scripts.
+# current directory with the current environment, the kind of RDMA device,
+# and the guest's scripts.
 vm_rundir() {
 	local dir=$1
 	shift
@@ -110,6 +122,7 @@ vm_rundir() {
 	} >"$dir/cmd"
 	export -p >"$dir/env"
 	printf '%s\n' "$cache/kernel" >"$dir/modroot"
+	printf '%s\n' "$rdma_kind" >"$dir/rdma"
 	cp "$here/vm-guest.sh" "$here/setup-rxe.sh" "$dir/"
 }
 

@@ -15,7 +15,9 @@
 # which is unpacked with an initramfs under $UDAPL_VM_CACHE
 # (default: ${XDG_CACHE_HOME:-~/.cache}/udapl-vm).
 #
-# Environment: UDAPL_VM_MEM (MiB, default 3072), UDAPL_VM_CPUS (default 2;
+# Environment: UDAPL_RDMA=siw gives the guest the soft-iWARP device siw0
+# instead of rxe0 (the tests' default device follows: internal/devtest),
+# UDAPL_VM_MEM (MiB, default 3072), UDAPL_VM_CPUS (default 2;
 # 1 with UDAPL_VM_ICOUNT=1), UDAPL_VM_ICOUNT=1 the deterministic mode (the
 # guest's clock counts instructions; see vm_qemu_args in vmlib.sh),
 # UDAPL_VM_TIMEOUT (seconds, default 2400), UDAPL_VM_VERBOSE=1 shows the
@@ -52,7 +54,7 @@ timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
 if [ -f "$run/rc" ]; then
 	# (The deterministic VM's clock counts instructions: no host time to compare.)
 	if [ "${UDAPL_VM_TIMING:-0}" = 1 ] && [ "$icount" != 1 ] && [ -f "$run/ready" ]; then
-		echo "vmtest.sh: rxe0 ready $(echo "$(cat "$run/ready") - $start" | bc) s after qemu started" >&2
+		echo "vmtest.sh: ${rdma_kind}0 ready $(echo "$(cat "$run/ready") - $start" | bc) s after qemu started" >&2
 	fi
 	exit "$(cat "$run/rc")"
 fi

@@ -13,8 +13,8 @@ import (
 )
 
 // TestDevicePresent proves that device tests run where the device is: it
-// fails (never skips, unless the run is host-only) when rxe0 is missing or its
-// port is not ACTIVE.
+// fails (never skips, unless the run is host-only) when the device (rxe0, or
+// siw0 with UDAPL_RDMA=siw) is missing or its port is not ACTIVE.
 func TestDevicePresent(t *testing.T) {
 	dev := devtest.Require(t)
 	state, err := os.ReadFile(filepath.Join("/sys/class/infiniband", dev, "ports/1/state"))
@@ -24,7 +24,15 @@ func TestDevicePresent(t *testing.T) {
 
 func TestDeviceDefault(t *testing.T) {
 	t.Setenv(devtest.DeviceEnv, "")
+	t.Setenv(devtest.RDMAEnv, "")
 	assert.Equal(t, "rxe0", devtest.Device())
+	t.Setenv(devtest.RDMAEnv, "rxe")
+	assert.Equal(t, "rxe0", devtest.Device())
+	t.Setenv(devtest.RDMAEnv, "siw")
+	assert.Equal(t, "siw0", devtest.Device())
+	t.Setenv(devtest.DeviceEnv, "rxe1")
+	assert.Equal(t, "rxe1", devtest.Device(), "%s wins over %s", devtest.DeviceEnv, devtest.RDMAEnv)
+	t.Setenv(devtest.RDMAEnv, "")
 	t.Setenv(devtest.DeviceEnv, "siw0")
 	assert.Equal(t, "siw0", devtest.Device())
 }

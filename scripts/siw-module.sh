@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# siw-module.sh: build the soft-iWARP module (siw.ko) for the test VM's kernel.
+#
+#   scripts/siw-module.sh MODROOT KVER
+#
+# Debian builds its kernels without CONFIG_RDMA_SIW, so there is no siw.ko.
+# This builds it out of tree on this host from the same Debian upload's
+# linux-source-6.1 (drivers/infiniband/sw/siw/), against that kernel's
+# headers, linux-headers-KVER, -common and linux-kbuild-6.1, all downloaded
+# and unpacked in a scratch directory (nothing is installed but the compiler).
+# The module is stripped of its debug info and installed as
+# MODROOT/lib/modules/KVER/extra/siw.ko, then depmod -b MODROOT: once there,
+# nothing is built again. The module is unsigned: loading it taints the kernel.
+set -euo pipefail
+
+die() {
+	echo "siw-module.sh: $*" >&2
+	exit 125
+}
+
+[ $# = 2 ] || die "usage: scripts/siw-module.sh MODROOT KVER"
+modroot=$1 kver=$2
+ko=$modroot/lib/modules/$kver/extra/siw.ko
+[ -f "$ko" ] && exit 0
+[ -d "$modroot/lib/modules/$kver" ] || die "no modules for $kver under $modroot"
+[ "$(id -u)" = 0 ] || die "siw.ko is not built yet; run once as root so apt-get can fetch the sources"
+
+# The compiler the kernel was built with (its headers name gcc-12), make, and
+# what unpacks and strips.
+need=()
+for pair in gcc-12:gcc-12 make:make xz:xz-utils strip:binutils; do
+	command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	echo "siw-module.sh: installing ${need[*]}" >&2
+	apt-get update -qq >&2 || true
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		die "apt-get install ${need[*]} failed"
+fi
+
+# The kernel's own Debian upload, as its version string says ("... Debian
+# 6.1.192-2 (date)"): the headers and the source must be that one, not
+# merely the newest linux-source-6.1.
+ver=$(grep -a -o -m1 'Debian [0-9][^ ]*' "$modroot/boot/vmlinuz-$kver" | head -n1)
+ver=${ver#Debian }
+[ -n "$ver" ] || die "cannot read the Debian version of $modroot/boot/vmlinuz-$kver"
+series=${ver%.*} abi=${kver%-*}
+apt-cache show "linux-source-$series=$ver" >/dev/null 2>&1 || apt-get update -qq >&2 || true
+
+tmp=$(mktemp -d "${modroot%/*}/siw-build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "siw-module.sh: building siw.ko for $kver from Debian's $ver sources" >&2
+# (apt-get download warns that it runs unsandboxed: shown only on failure.)
+out=$(cd "$tmp" && apt-get download "linux-headers-$kver=$ver" "linux-headers-$abi-common=$ver" \
+	"linux-kbuild-$series=$ver" "linux-source-$series=$ver" 2>&1) ||
+	die "cannot download Debian's $ver kernel headers and sources (no longer in the archive? remove ${modroot%/*} to fetch the current kernel): $out"
+for deb in "$tmp"/linux-headers-*.deb "$tmp"/linux-kbuild-*.deb; do
+	dpkg-deb -x "$deb" "$tmp/root"
+done
+# Only the siw directory of the source tarball.
+dpkg-deb --fsys-tarfile "$tmp"/linux-source-*.deb | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
+	tar -xJ -C "$tmp" --strip-components=1 --wildcards '*/drivers/infiniband/sw/siw/*'
+# The headers' Makefile includes -common's by its absolute /usr/src path.
+hdr=$tmp/root/usr/src/linux-headers-$kver
+sed -i "s|^include /usr/src/|include $tmp/root/usr/src/|" "$hdr/Makefile"
+make -s -C "$hdr" M="$tmp/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >&2 ||
+	die "building siw.ko failed"
+mkdir -p "${ko%/*}"
+strip --strip-debug -o "$ko.new" "$tmp/drivers/infiniband/sw/siw/siw.ko"
+mv "$ko.new" "$ko"
+depmod -b "$modroot" "$kver"
+echo "siw-module.sh: installed $ko" >&2
