@@ -708,6 +708,15 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 			ia.postAsync(Event{Number: EventAsyncErrorProviderInternalError,
 				Async: AsyncErrorData{Handle: s, Reason: SRQTransferToError}})
 		}
+	case cverbs.EventQPLastWQEReached:
+		// An SRQ-attached QP in the error state has taken its last
+		// receive: OFA DAPL reports it as the EP broken, and its programs
+		// (dtestsrq) wait for that event after each disconnect.
+		if ep := ia.lookupEP(ev.QPNum); ep != nil && ep.srq != nil {
+			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
+				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
+			ep.markBroken()
+		}
 	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr:
 		if ep := ia.lookupEP(ev.QPNum); ep != nil {
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,

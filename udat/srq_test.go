@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/udapl-go/udapl/cverbs"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -437,4 +439,30 @@ func TestSRQResize(t *testing.T) {
 		require.Equal(t, uint64(i+1), waitDTO(t, s.a.server.recv).Cookie)
 	}
 	requireCode(t, s.srq.Free(), InvalidState|InvalidStateSRQInUse)
+}
+
+// An SRQ-attached QP that reaches its last receive in the error state
+// (IBV_EVENT_QP_LAST_WQE_REACHED, raised after every disconnect by the
+// adapters that raise it; Soft-RoCE on 6.1 does not, so the event is
+// handed in here) is DAT_ASYNC_ERROR_EP_BROKEN on the async EVD, as OFA
+// DAPL reports it: its dtestsrq waits for it after each disconnect.
+func TestSRQLastWQEReachedIsEPBroken(t *testing.T) {
+	s := newSRQSetup(t, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1}, nil, nil)
+	async := s.ia.AsyncEVD()
+	disconnectPair(t, s.a)
+	s.ia.handleAsync(cverbs.AsyncEvent{Type: cverbs.EventQPLastWQEReached, QPNum: s.a.server.ep.qpn})
+	ev := waitEvent(t, async)
+	require.Equal(t, EventAsyncErrorEPBroken, ev.Number)
+	require.Same(t, s.a.server.ep, ev.Async.Handle)
+	require.Equal(t, EPTransferToError, ev.Async.Reason)
+	requireEmpty(t, s.a.server.conn)
+
+	// On a connected EP it ends the connection too.
+	s.ia.handleAsync(cverbs.AsyncEvent{Type: cverbs.EventQPLastWQEReached, QPNum: s.b.server.ep.qpn})
+	require.Equal(t, EventAsyncErrorEPBroken, waitEvent(t, async).Number)
+	require.Equal(t, EventConnectionBroken, waitEvent(t, s.b.server.conn).Number)
+
+	// A QP without an SRQ never reaches it.
+	s.ia.handleAsync(cverbs.AsyncEvent{Type: cverbs.EventQPLastWQEReached, QPNum: s.b.client.ep.qpn})
+	requireEmpty(t, async)
 }
