@@ -111,9 +111,11 @@ func (ep *EP) PostSendImmed(localIOV []LMRTriplet, cookie uint64, immed uint32, 
 
 // PostFetchAndAdd adds addValue to the 8 bytes at remote and stores their
 // old value in local (dat_ib_post_fetch_and_add). local is one segment of
-// 8 bytes of an LMR with the local write privilege; remote is 8 bytes,
-// 8-byte aligned, of the peer's memory registered with
-// MemPrivIBRemoteAtomic. The completion is an EventIBDTO with Op
+// 8 bytes of an LMR with the local write privilege; remote, 8-byte aligned,
+// names at least 8 bytes of the peer's memory registered with
+// MemPrivIBRemoteAtomic, and the atomic works on its first 8 (C passes a
+// whole RMR triplet as it came from the peer; only its address and
+// context count). The completion is an EventIBDTO with Op
 // DTOIBFetchAdd and a transferred length of 8.
 func (ep *EP) PostFetchAndAdd(addValue uint64, local LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
 	iov := [1]LMRTriplet{local}
@@ -145,14 +147,15 @@ func daplImmed(v uint32) uint32 {
 const atomicSize = 8
 
 // checkAtomic makes the checks the atomics add to those of every request:
-// an 8-byte local buffer, an 8-byte, 8-byte aligned remote one, and a
-// device and connection that do atomics. total is the local length.
+// an 8-byte local buffer, an 8-byte aligned remote one of at least 8
+// bytes, and a device and connection that do atomics. total is the local
+// length.
 func (ep *EP) checkAtomic(o *requestOp, req *Request, total uint64) error {
 	if total != atomicSize {
 		return newErrorDetail(o.name, InvalidParameter|o.iovArg, "an atomic's local buffer is 8 bytes")
 	}
-	if req.Remote.SegmentLength != atomicSize || req.Remote.VirtualAddress%atomicSize != 0 {
-		return newErrorDetail(o.name, InvalidParameter|o.remoteArg, "an atomic's remote buffer is 8 bytes, 8-byte aligned")
+	if req.Remote.SegmentLength < atomicSize || req.Remote.VirtualAddress%atomicSize != 0 {
+		return newErrorDetail(o.name, InvalidParameter|o.remoteArg, "an atomic's remote buffer is at least 8 bytes, 8-byte aligned")
 	}
 	if ep.ia.devAttr.AtomicCap == atomicNone || ep.attr.MaxRDMAReadOut == 0 {
 		return newError(o.name, ModelNotSupported)

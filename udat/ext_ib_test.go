@@ -108,6 +108,20 @@ func TestIBFetchAndAddAndCmpAndSwap(t *testing.T) {
 	require.Equal(t, DTOSuccess, ev.DTO.Status)
 	require.Equal(t, uint64(7), word(c.lmr, 24))
 	require.Equal(t, uint64(7), word(target, 8), "no swap")
+
+	// A remote triplet longer than 8 bytes, as C programs pass the peer's
+	// whole RMR triplet (dtestx: 256 bytes): the atomic works on its first
+	// 8 bytes and leaves the rest.
+	binary.NativeEndian.PutUint64(target.Bytes()[16:], 99)
+	require.NoError(t, c.ep.PostFetchAndAdd(3, c.lmr.Triplet(32, 8), 4, target.RMRTriplet(8, 256), CompletionDefault))
+	require.Equal(t, DTOSuccess, waitIBDTO(t, c.req).DTO.Status)
+	require.Equal(t, uint64(7), word(c.lmr, 32))
+	require.Equal(t, uint64(10), word(target, 8))
+	require.NoError(t, c.ep.PostCmpAndSwap(10, 5, c.lmr.Triplet(40, 8), 5, target.RMRTriplet(8, 256), CompletionDefault))
+	require.Equal(t, DTOSuccess, waitIBDTO(t, c.req).DTO.Status)
+	require.Equal(t, uint64(10), word(c.lmr, 40))
+	require.Equal(t, uint64(5), word(target, 8))
+	require.Equal(t, uint64(99), word(target, 16), "the bytes after the first 8 are left")
 	requireEmpty(t, s.recv)
 	requireEmpty(t, c.req)
 }
@@ -122,7 +136,7 @@ func TestIBAtomicPostTimeChecks(t *testing.T) {
 	require.NoError(t, err)
 
 	requireCode(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 4), 1, remote, CompletionDefault), InvalidParameter|InvalidArg3)
-	requireCode(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 1, target.RMRTriplet(0, 16), CompletionDefault), InvalidParameter|InvalidArg5)
+	requireCode(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 1, target.RMRTriplet(0, 4), CompletionDefault), InvalidParameter|InvalidArg5)
 	requireCode(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 1, target.RMRTriplet(4, 8), CompletionDefault), InvalidParameter|InvalidArg5)
 	requireCode(t, c.ep.PostFetchAndAdd(1, readOnly.Triplet(0, 8), 1, remote, CompletionDefault), PrivilegesViolation|PrivilegesWrite)
 	requireCode(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 1, remote, CompletionSolicitedWait), InvalidParameter|InvalidArg6)
