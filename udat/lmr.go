@@ -243,29 +243,25 @@ func (l *LMR) Query() (LMRParam, error) {
 }
 
 // Free deregisters the LMR (dat_lmr_free). It fails with
-// DAT_INVALID_STATE | DAT_INVALID_STATE_LMR_IN_USE while the hardware may
-// still use the memory for a posted DTO, or an RMR is bound to it. A DTO
-// stops using the LMR when the device completes it, whether or not its
-// event has been dequeued: Free first takes in the completions waiting in
-// the device. A successful suppressed or unsignalled DTO produces no
-// completion of its own: it is known to be done when a later completion of
-// the same queue arrives, or when its EP is disconnected, whose flush
-// settles it; Free waits briefly for the flushes of DTOs of DISCONNECTED
-// EPs.
+// DAT_INVALID_STATE | DAT_INVALID_STATE_LMR_IN_USE while an RMR is bound
+// to it (Free waits briefly for the flush of a bind of a DISCONNECTED EP,
+// which releases it). DTOs still posted with the LMR do not hold it, as in
+// C, where dat_lmr_free is ibv_dereg_mr: once it returns the device can no
+// longer touch the memory, and each such DTO still completes exactly once,
+// with its cookie, flushed when its queue is, or in error (a protection
+// error) if the device reaches it first.
 func (l *LMR) Free() error {
 	const op = "dat_lmr_free"
 	if err := l.check(op); err != nil {
 		return err
 	}
-	if l.inflight.Load() != 0 || l.rmrs.Load() != 0 {
-		l.ia.settle(l) // a flushed bind releases its RMR's hold too
+	if l.rmrs.Load() != 0 {
+		l.ia.settle(l) // a flushed bind releases its RMR's hold
 	}
 	if !l.freed.CompareAndSwap(false, true) {
 		return badHandle(op, HandleTypeLMR)
 	}
-	// Posting increments inflight before it checks freed; checking inflight
-	// after setting freed closes the race.
-	if l.inflight.Load() != 0 || l.rmrs.Load() != 0 {
+	if l.rmrs.Load() != 0 { // bound meanwhile
 		l.freed.Store(false)
 		return newError(op, InvalidState|InvalidStateLMRInUse)
 	}

@@ -71,15 +71,16 @@ func TestPZAndLMRLifecycle(t *testing.T) {
 	require.Equal(t, lmr.Triplet(0, 0).VirtualAddress, lq.RegisteredAddress)
 	requireCode(t, pz.Free(), InvalidState|InvalidStatePZInUse)
 
-	// A receive pending on the LMR keeps it in use.
+	// A receive pending on the LMR does not keep it, as in C: the receive
+	// still completes once, flushed, when its EP goes.
 	sd := newSide(t, ia, pz, pairOpts{}, nil, nil)
 	require.NoError(t, sd.ep.PostRecv([]LMRTriplet{lmr.Triplet(0, 64)}, 1, 0))
-	requireCode(t, lmr.Free(), InvalidState|InvalidStateLMRInUse)
-	require.NoError(t, sd.ep.Free())
-	d := waitDTO(t, sd.recv)
-	require.Equal(t, DTOErrFlushed, d.Status)
 	require.NoError(t, lmr.Free())
 	requireCode(t, lmr.Free(), InvalidHandle|InvalidHandleLMR)
+	require.NoError(t, sd.ep.Free())
+	d := waitDTO(t, sd.recv)
+	require.Equal(t, DTOCompletionData{EP: sd.ep, Cookie: 1, Status: DTOErrFlushed, Op: DTOReceive}, d)
+	requireEmpty(t, sd.recv)
 	_, err = lmr.Query()
 	requireCode(t, err, InvalidHandle|InvalidHandleLMR)
 
