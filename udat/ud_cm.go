@@ -211,7 +211,9 @@ func (cr *CR) acceptUD(op string, ep *EP, privateData []byte) error {
 		a.vah.Close()
 		return verbsErr(op, err, InternalError)
 	}
-	cm.established(IBUDPassiveRemoteAH, a, req.qpn, nil)
+	// The requester's private data, as C's UD providers give it to the
+	// passive side too.
+	cm.established(IBUDPassiveRemoteAH, a, req.qpn, bytes.Clone(cr.privateData))
 	return nil
 }
 

@@ -55,6 +55,11 @@ func udResolve(t testing.TB, ia *IA, client, server side, psp *PSP, crEVD *EVD, 
 	require.NotNil(t, sev.IB.CM)
 	require.Equal(t, client.ep.qpn, sev.IB.RemoteAH.QPN, "the passive side learns the requester's QP")
 	require.Equal(t, ia.Address(), sev.IB.RemoteAH.IAAddr)
+	if len(pd) > 0 {
+		require.Equal(t, pd, sev.Conn.PrivateData, "the passive side gets the requester's private data")
+	} else {
+		require.Empty(t, sev.Conn.PrivateData)
+	}
 
 	cev := waitEvent(t, client.conn)
 	require.Equal(t, EventIBUDConnectionEstablished, cev.Number)
