@@ -114,3 +114,26 @@ func TestRecvBatchInPlace(t *testing.T) {
 	}
 	require.NoError(t, sameBytes("received", b.buf.b[:2*size], a.buf.b[:2*size]))
 }
+
+// PostSendOne posts the usual work request alone: an RDMA write lands and
+// completes with its id; other operations are refused before anything is
+// posted, and a closed QP is ErrClosed.
+func TestPostSendOne(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	fill(a.buf.b[:64], 0x3c)
+	require.NoError(t, a.qp.PostSendOne(7, OpRDMAWrite, SendSignaled, a.buf.sge(0, 64), b.buf.addr(128), b.buf.mr.RKey))
+	wcs, err := pollOK(a.scq, 1, WCRDMAWrite)
+	require.NoError(t, err)
+	require.Equal(t, uint64(7), wcs[0].WRID)
+	require.NoError(t, sameBytes("written", b.buf.b[128:192], a.buf.b[:64]))
+	for _, op := range []SendOp{OpSendImm, OpRDMAWriteImm, OpAtomicCmpSwap, OpAtomicFetchAdd, SendOp(200)} {
+		require.ErrorIs(t, a.qp.PostSendOne(8, op, SendSignaled, a.buf.sge(0, 8), 0, 0), syscall.EINVAL, "op %d", op)
+	}
+	u := r.newUDEnd(t)
+	require.ErrorIs(t, u.qp.PostSendOne(10, OpSend, SendSignaled, a.buf.sge(0, 8), 0, 0), syscall.EINVAL, "a UD send needs an address handle")
+	requireQuiet(t, a.scq, 50*time.Millisecond)
+	c := r.newQPEnd(t, endOpts{})
+	require.NoError(t, c.qp.Close())
+	require.ErrorIs(t, c.qp.PostSendOne(9, OpSend, SendSignaled, a.buf.sge(0, 8), 0, 0), ErrClosed)
+}

@@ -111,9 +111,12 @@ func (qp *QP) PostSend(wrs []SendWR) (n int, err error)   { return 0, unsupporte
 func (qp *QP) PostRecv(wrs []RecvWR) (n int, err error)   { return 0, unsupported("ibv_post_recv") }
 func (srq *SRQ) PostRecv(wrs []RecvWR) (n int, err error) { return 0, unsupported("ibv_post_srq_recv") }
 func (qp *QP) BeginSend() (SendBatch, error)              { return SendBatch{}, unsupported("ibv_post_send") }
-func (b SendBatch) Cap() int                              { return 0 }
-func (b SendBatch) SGL(i int) []SGE                       { return nil }
-func (b SendBatch) Set(i int, wr *SendWR) error           { return unsupported("ibv_post_send") }
+func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
+	return unsupported("ibv_post_send")
+}
+func (b SendBatch) Cap() int                    { return 0 }
+func (b SendBatch) SGL(i int) []SGE             { return nil }
+func (b SendBatch) Set(i int, wr *SendWR) error { return unsupported("ibv_post_send") }
 func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
 	return unsupported("ibv_post_send")
 }

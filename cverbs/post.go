@@ -185,6 +185,41 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 	return nil
 }
 
+// PostSendOne posts one send, RDMA write or RDMA read of one segment,
+// signalled or not, with no immediate data and no address handle: the
+// usual work request, written and posted under one lock with one
+// ibv_post_send, without a batch. Any other operation, a UD QP or a QP
+// without a send queue gives EINVAL; a closed QP ErrClosed.
+func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
+	const name = "ibv_post_send"
+	q := &qp.sq
+	q.mu.Lock()
+	if qp.qp == nil {
+		q.mu.Unlock()
+		return closedErr(name)
+	}
+	if q.ud || q.depth == 0 || q.maxSGE == 0 || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+		q.mu.Unlock()
+		return opErr(name, int(syscall.EINVAL))
+	}
+	d := &q.descs[0]
+	d.wr_id = C.uint64_t(id)
+	d.remote_addr = C.uint64_t(remoteAddr)
+	d.ah = 0
+	d.rkey = C.uint32_t(rkey)
+	d.opcode = C.uint32_t(sendOpcodes[op])
+	d.send_flags = C.uint32_t(flags)
+	d.num_sge = 1
+	q.sges[0] = sge
+	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)),
+		cuptr(unsafe.Pointer(unsafe.SliceData(q.descs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), 1)
+	q.mu.Unlock()
+	if res.rc != 0 {
+		return opErr(name, int(res.rc))
+	}
+	return nil
+}
+
 // place checks work request i's index, segment count and operation, and
 // puts its segments in SGL(i) unless they lie there already.
 func (q *sendQueue) place(i int, op SendOp, sgl []SGE) bool {

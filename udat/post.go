@@ -146,6 +146,9 @@ type Recv struct {
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
+	if ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags) {
+		return nil
+	}
 	return ep.postOne(&Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
 }
 
@@ -153,6 +156,9 @@ func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFla
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
+	if ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags) {
+		return nil
+	}
 	return ep.postOne(&Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
@@ -162,6 +168,9 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
+	if ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags) {
+		return nil
+	}
 	return ep.postOne(&Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
 }
 
