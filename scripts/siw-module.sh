@@ -8,6 +8,8 @@
 # linux-source-6.1 (drivers/infiniband/sw/siw/), against that kernel's
 # headers, linux-headers-KVER, -common and linux-kbuild-6.1, all downloaded
 # and unpacked in a scratch directory (nothing is installed but the compiler).
+# The same for 6.12 (UDAPL_KERNEL=6.12): linux-source-6.12, and its kbuild
+# package is named after the ABI, linux-kbuild-6.12.N+deb12.
 # The module is stripped of its debug info and installed as
 # MODROOT/lib/modules/KVER/extra/siw.ko, then depmod -b MODROOT: once there,
 # nothing is built again. The module is unsigned: loading it taints the kernel.
@@ -46,14 +48,16 @@ ver=${ver#Debian }
 [ -n "$ver" ] || die "cannot read the Debian version of $modroot/boot/vmlinuz-$kver"
 series=${ver%.*} abi=${kver%-*}
 apt-cache show "linux-source-$series=$ver" >/dev/null 2>&1 || apt-get update -qq >&2 || true
+kbuild=linux-kbuild-$series
+apt-cache show "linux-kbuild-$abi=$ver" >/dev/null 2>&1 && kbuild=linux-kbuild-$abi
 
 tmp=$(mktemp -d "${modroot%/*}/siw-build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "siw-module.sh: building siw.ko for $kver from Debian's $ver sources" >&2
 # (apt-get download warns that it runs unsandboxed: shown only on failure.)
 out=$(cd "$tmp" && apt-get download "linux-headers-$kver=$ver" "linux-headers-$abi-common=$ver" \
-	"linux-kbuild-$series=$ver" "linux-source-$series=$ver" 2>&1) ||
-	die "cannot download Debian's $ver kernel headers and sources (no longer in the archive? remove ${modroot%/*} to fetch the current kernel): $out"
+	"$kbuild=$ver" "linux-source-$series=$ver" 2>&1) ||
+	die "cannot download Debian's $ver kernel headers and sources (no longer in the archive? remove $modroot to fetch the current kernel): $out"
 for deb in "$tmp"/linux-headers-*.deb "$tmp"/linux-kbuild-*.deb; do
 	dpkg-deb -x "$deb" "$tmp/root"
 done
@@ -63,7 +67,10 @@ dpkg-deb --fsys-tarfile "$tmp"/linux-source-*.deb | tar -xO --wildcards './usr/s
 # The headers' Makefile includes -common's by its absolute /usr/src path.
 hdr=$tmp/root/usr/src/linux-headers-$kver
 sed -i "s|^include /usr/src/|include $tmp/root/usr/src/|" "$hdr/Makefile"
-make -s -C "$hdr" M="$tmp/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >&2 ||
+# No BTF for the module: 6.12's modfinal runs pahole (package dwarves) for
+# it, where 6.1's skipped it (the headers have no vmlinux to base it on).
+make -s -C "$hdr" M="$tmp/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m CONFIG_DEBUG_INFO_BTF_MODULES= \
+	-j"$(nproc)" modules >&2 ||
 	die "building siw.ko failed"
 mkdir -p "${ko%/*}"
 strip --strip-debug -o "$ko.new" "$tmp/drivers/infiniband/sw/siw/siw.ko"

@@ -6,16 +6,30 @@
 # UDAPL_RDMA picks the guest's RDMA device: rxe (default, Soft-RoCE rxe0) or
 # siw (soft-iWARP siw0; its module is built once by siw-module.sh, since
 # Debian's kernel has none).
+#
+# UDAPL_KERNEL picks the guest's kernel series: 6.1 (default), Debian 12's
+# own (linux-image-amd64), or another series Debian builds for bookworm, such
+# as 6.12 (linux-image-6.12-amd64, in bookworm-security). Each is unpacked
+# and cached apart, with its own initramfs (and siw.ko): the default in
+# $cache/kernel and $cache/initrd.img, 6.12 in $cache/kernel-6.12 and
+# $cache/initrd-6.12.img.
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${UDAPL_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/udapl-vm}
 rdma_kind=${UDAPL_RDMA:-rxe}
+kernel_series=${UDAPL_KERNEL:-6.1}
+if [ "$kernel_series" = 6.1 ]; then
+	kdir=$cache/kernel initrd=$cache/initrd.img kmeta=linux-image-amd64
+else
+	kdir=$cache/kernel-$kernel_series initrd=$cache/initrd-$kernel_series.img
+	kmeta=linux-image-$kernel_series-amd64
+fi
 
 # ensure_packages installs the Debian packages whose commands are missing.
 ensure_packages() {
 	local need=() pair cmd pkg
 	for pair in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static depmod:kmod \
-		cpio:cpio rdma:iproute2 ibv_devinfo:ibverbs-utils; do
+		cpio:cpio rdma:iproute2 ibv_devinfo:ibverbs-utils xz:xz-utils; do
 		cmd=${pair%%:*} pkg=${pair#*:}
 		command -v "$cmd" >/dev/null || need+=("$pkg")
 	done
@@ -31,40 +45,41 @@ ensure_packages() {
 		die "apt-get install ${need[*]} failed"
 }
 
-# ensure_kernel unpacks Debian's current amd64 kernel package under $cache/kernel.
+# ensure_kernel unpacks Debian's current amd64 kernel package of the series
+# UDAPL_KERNEL asks for (the one its meta-package $kmeta depends on) in $kdir.
 ensure_kernel() {
-	if compgen -G "$cache/kernel/boot/vmlinuz-*" >/dev/null; then
-		kver=$(basename "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)")
+	if compgen -G "$kdir/boot/vmlinuz-*" >/dev/null; then
+		kver=$(basename "$(ls "$kdir"/boot/vmlinuz-* | head -n1)")
 		kver=${kver#vmlinuz-}
 		return 0
 	fi
-	[ "$(id -u)" = 0 ] || die "the VM kernel is not cached yet; run once as root so apt-get can fetch it"
+	[ "$(id -u)" = 0 ] || die "the VM kernel ($kernel_series) is not cached yet; run once as root so apt-get can fetch it"
 	local pkg tmp
-	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+	pkg=$(apt-cache depends "$kmeta" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 	if [ -z "$pkg" ]; then
 		apt-get update -qq >&2 || true
-		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+		pkg=$(apt-cache depends "$kmeta" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 	fi
-	[ -n "$pkg" ] || die "cannot find Debian's linux-image-amd64 package (apt sources?)"
+	[ -n "$pkg" ] || die "cannot find Debian's $kmeta package (UDAPL_KERNEL=$kernel_series; apt sources? apt-cache search linux-image-$kernel_series)"
 	echo "vmtest.sh: fetching kernel package $pkg" >&2
 	tmp=$(mktemp -d)
 	(cd "$tmp" && apt-get download "$pkg" >&2 2>/dev/null) || die "apt-get download $pkg failed"
 	mkdir -p "$cache"
-	rm -rf "$cache/kernel.new"
-	dpkg-deb -x "$tmp"/*.deb "$cache/kernel.new"
+	rm -rf "$kdir.new"
+	dpkg-deb -x "$tmp"/*.deb "$kdir.new"
 	rm -rf "$tmp"
-	kver=$(basename "$(ls "$cache"/kernel.new/boot/vmlinuz-* | head -n1)")
+	kver=$(basename "$(ls "$kdir".new/boot/vmlinuz-* | head -n1)")
 	kver=${kver#vmlinuz-}
 	# The package ships no modules.dep.
-	depmod -b "$cache/kernel.new" "$kver"
-	rm -rf "$cache/kernel" "$cache/initrd.img"
-	mv "$cache/kernel.new" "$cache/kernel"
+	depmod -b "$kdir.new" "$kver"
+	rm -rf "$kdir" "$initrd"
+	mv "$kdir.new" "$kdir"
 }
 
 # ensure_initramfs builds a busybox initramfs holding the virtio and 9p modules
 # needed to mount the host's filesystem; everything else loads from there.
 ensure_initramfs() {
-	local img=$cache/initrd.img
+	local img=$initrd
 	[ -f "$img" ] && [ "$img" -nt "$here/vm-init.sh" ] && return 0
 	local dir m
 	dir=$(mktemp -d)
@@ -73,11 +88,18 @@ ensure_initramfs() {
 	for m in sh mount umount insmod mkdir poweroff chroot cat echo sleep ls mknod ln; do
 		ln -s busybox "$dir/bin/$m"
 	done
-	# Dependency order, as modprobe resolves it.
+	# Dependency order, as modprobe resolves it. (6.12's modules are
+	# xz-compressed, which busybox's insmod may not read: unpacked here.)
 	for m in virtio_pci 9pnet_virtio 9p; do
-		modprobe -d "$cache/kernel" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
+		modprobe -d "$kdir" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 	done | awk '!seen[$0]++' | while read -r ko; do
-		cp "$ko" "$dir/modules/"
+		case "$ko" in
+		*.ko.xz)
+			xz -dc "$ko" >"$dir/modules/$(basename "$ko" .xz)"
+			ko=${ko%.xz}
+			;;
+		*) cp "$ko" "$dir/modules/" ;;
+		esac
 		basename "$ko" >>"$dir/modules/order"
 	done
 	cp "$here/vm-init.sh" "$dir/init"
@@ -91,6 +113,7 @@ ensure_initramfs() {
 # not unpack the kernel or build the initramfs at the same time.
 vm_prepare() {
 	case "$rdma_kind" in rxe | siw) ;; *) die "UDAPL_RDMA=$rdma_kind: rxe or siw" ;; esac
+	[[ $kernel_series =~ ^[0-9]+\.[0-9]+$ ]] || die "UDAPL_KERNEL=$kernel_series: a kernel series, such as 6.1 or 6.12"
 	ensure_packages
 	mkdir -p "$cache"
 	exec 9>"$cache/.lock"
@@ -99,7 +122,7 @@ vm_prepare() {
 	# siw.ko goes into the module root the guest loads from (after a new
 	# kernel is unpacked, it is built again).
 	if [ "$rdma_kind" = siw ]; then
-		"$here/siw-module.sh" "$cache/kernel" "$kver" || die "cannot build siw.ko"
+		"$here/siw-module.sh" "$kdir" "$kver" || die "cannot build siw.ko"
 	fi
 	ensure_initramfs
 	flock -u 9
@@ -121,7 +144,7 @@ vm_rundir() {
 		printf '\n'
 	} >"$dir/cmd"
 	export -p >"$dir/env"
-	printf '%s\n' "$cache/kernel" >"$dir/modroot"
+	printf '%s\n' "$kdir" >"$dir/modroot"
 	printf '%s\n' "$rdma_kind" >"$dir/rdma"
 	cp "$here/vm-guest.sh" "$here/setup-rxe.sh" "$dir/"
 }
@@ -155,7 +178,7 @@ vm_qemu_args() {
 		append="nohz=off $append"
 	fi
 	printf '%s\n' -accel "$accel" -cpu "${UDAPL_VM_CPU_MODEL:-max}" -smp "$2" -m "$3" \
-		-kernel "$cache/kernel/boot/vmlinuz-$kver" -initrd "$cache/initrd.img" \
+		-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
 		-append "console=ttyS0 $quiet panic=-1 $append udapl.run=$1" \
 		-nographic -no-reboot -serial stdio \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \

@@ -17,6 +17,8 @@
 #
 # Environment: UDAPL_RDMA=siw gives the guest the soft-iWARP device siw0
 # instead of rxe0 (the tests' default device follows: internal/devtest),
+# UDAPL_KERNEL=6.12 boots Debian's 6.12 for bookworm instead of its 6.1
+# (see vmlib.sh; each is fetched once and cached apart),
 # UDAPL_VM_MEM (MiB, default 3072), UDAPL_VM_CPUS (default 2;
 # 1 with UDAPL_VM_ICOUNT=1), UDAPL_VM_ICOUNT=1 the deterministic mode (the
 # guest's clock counts instructions; see vm_qemu_args in vmlib.sh),
