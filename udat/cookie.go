@@ -59,7 +59,6 @@ type dtoSlot struct {
 	// flushed: completed as flushed when it was posted (the EP was
 	// DISCONNECTED); reported as soon as every older slot has been.
 	flushed bool
-	nlmr    uint16
 	status  DTOStatus
 	xfer    uint64 // bytes received or read (from the work completion)
 	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
@@ -101,16 +100,14 @@ func (s *dtoSlot) record(status DTOStatus, wc *cverbs.WC) {
 // ibv_post_* call, so slot order is the hardware queue order and a completion
 // for slot n proves that every earlier unsignalled slot has completed too.
 type fifoRing struct {
-	mu     sync.Mutex
-	slots  []dtoSlot // a power of two: seq % len(slots) survives seq wrapping
-	limit  int       // at most this many DTOs outstanding
-	lmrs   []*LMR    // maxIOV entries per slot: the LMRs a pending DTO uses
-	maxIOV int
-	mask   uint32 // len(slots)-1: a sequence number's slot is seq&mask
-	head   uint32 // oldest slot not yet released
-	tail   uint32 // next slot to use
-	owner  uint32
-	kind   uint8
+	mu    sync.Mutex
+	slots []dtoSlot // a power of two: seq % len(slots) survives seq wrapping
+	limit int       // at most this many DTOs outstanding
+	mask  uint32    // len(slots)-1: a sequence number's slot is seq&mask
+	head  uint32    // oldest slot not yet released
+	tail  uint32    // next slot to use
+	owner uint32
+	kind  uint8
 	// flushing: the QP is in the error state (EP.setFlushing), so a new
 	// DTO completes as flushed at post, whatever the EP's state.
 	flushing bool
@@ -165,8 +162,6 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 		slots:   make([]dtoSlot, n),
 		mask:    uint32(n - 1),
 		limit:   size,
-		lmrs:    make([]*LMR, n*maxIOV),
-		maxIOV:  maxIOV,
 		owner:   newOwner(),
 		kind:    kind,
 		scratch: newScratch(size, maxIOV, kind != wrKindRecv),
@@ -246,14 +241,9 @@ func (op DTOOp) waitedByFence() bool {
 
 // reserve takes the next slot and returns its sequence number. Caller holds
 // mu and has checked full().
-func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs []*LMR) uint32 {
+func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint32 {
 	seq := r.tail
-	i := int(seq & r.mask)
-	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true, nlmr: uint16(len(lmrs))}
-	for j, l := range lmrs { // a loop, not copy: one LMR is the common case
-		r.lmrs[i*r.maxIOV+j] = l
-		l.inflight.Add(1)
-	}
+	r.slots[seq&r.mask] = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true}
 	r.tail++
 	return seq
 }
@@ -262,7 +252,7 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool, lmrs 
 // still outstanding, so that its flush is reported after theirs. It uses no
 // memory and holds no LMR. Caller holds mu and has checked full().
 func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
-	seq := r.reserve(cookie, 0, op, true, nil)
+	seq := r.reserve(cookie, 0, op, true)
 	s := &r.slots[seq&r.mask]
 	s.flushed, s.status = true, DTOErrFlushed
 }
@@ -273,26 +263,19 @@ func (r *fifoRing) unreserve() {
 	r.release(int(r.tail & r.mask))
 }
 
-// release drops the LMR references of slot i and frees it. Only busy and
-// the pointers are cleared: reserve sets every field, and no one reads a
-// slot outside [head, tail).
+// release frees slot i, and the address handle of a UD send. Only busy
+// and the pointers are cleared: reserve sets every field, and no one reads
+// a slot outside [head, tail).
 func (r *fifoRing) release(i int) {
-	r.dropLMRs(uint32(i))
+	r.dropAH(uint32(i))
 	s := &r.slots[i]
 	s.busy, s.rmr = false, nil
 }
 
-// unref drops the LMR references of a slot.
-func unref(lm []*LMR) {
-	for j, l := range lm {
-		l.inflight.Add(-1)
-		lm[j] = nil
-	}
-}
-
 // complete records the work completion of slot seq: its status and the
-// bytes it moved. The memory of the slot and of every older unsignalled
-// slot (RC completes in order, so they are done too) is released at once;
+// bytes it moved. The address handles of the slot and of every older
+// unsignalled slot (RC completes in order, so they are done too) are
+// released at once;
 // the completions are reported in posting order by next. It returns false
 // if seq names no pending slot (a stale completion).
 func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) bool {
@@ -308,12 +291,12 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	}
 	s.done, s.report = true, s.op != dtoMarker
 	s.record(status, wc)
-	r.dropLMRs(seq & r.mask)
+	r.dropAH(seq & r.mask)
 	for q := r.head; q != seq; q++ {
 		o := &r.slots[q&r.mask]
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
-			r.dropLMRs(q & r.mask)
+			r.dropAH(q & r.mask)
 		}
 	}
 	return true
@@ -347,12 +330,10 @@ func (r *fifoRing) deliverHead(e *EVD, ep *EP, owner, seq uint32, wc *cverbs.WC)
 	return true
 }
 
-// dropLMRs releases the LMRs of slot i, whose DTO the hardware is done with,
-// and its address handle.
-func (r *fifoRing) dropLMRs(i uint32) {
+// dropAH releases the address handle of slot i, whose UD send the
+// hardware is done with.
+func (r *fifoRing) dropAH(i uint32) {
 	s := &r.slots[i]
-	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
-	s.nlmr = 0
 	if s.ah != nil {
 		s.ah.inflight.Add(-1)
 		s.ah = nil
@@ -364,22 +345,6 @@ func (r *fifoRing) dropLMRs(i uint32) {
 func (r *fifoRing) holdAH(seq uint32, a *AH) {
 	a.inflight.Add(1)
 	r.slots[seq&r.mask].ah = a
-}
-
-// uses counts the outstanding DTOs of the ring that use l.
-func (r *fifoRing) uses(l *LMR) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var n int64
-	for q := r.head; q != r.tail; q++ {
-		i := int(q & r.mask)
-		for _, m := range r.lmrs[i*r.maxIOV : i*r.maxIOV+int(r.slots[i].nlmr)] {
-			if m == l {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // settled reports whether the slot's DTO is over: completed, or flushed
@@ -441,13 +406,11 @@ func (r *fifoRing) drain() []dtoSlot {
 // (each EP that uses the SRQ consumes buffers), so free slots are kept on a
 // stack rather than in posting order.
 type poolRing struct {
-	mu     sync.Mutex
-	slots  []dtoSlot
-	lmrs   []*LMR
-	maxIOV int
-	free   []uint32 // stack of free slot indexes
-	limit  int      // at most this many pending receives (dat_srq_resize)
-	owner  uint32
+	mu    sync.Mutex
+	slots []dtoSlot
+	free  []uint32 // stack of free slot indexes
+	limit int      // at most this many pending receives (dat_srq_resize)
+	owner uint32
 	scratch
 }
 
@@ -460,8 +423,6 @@ func newPoolRing(size, maxIOV int) *poolRing {
 	}
 	r := &poolRing{
 		slots:   make([]dtoSlot, size),
-		lmrs:    make([]*LMR, size*maxIOV),
-		maxIOV:  maxIOV,
 		free:    make([]uint32, size),
 		limit:   size,
 		owner:   newOwner(),
@@ -477,21 +438,15 @@ func (r *poolRing) outstanding() int { return len(r.slots) - len(r.free) }
 
 func (r *poolRing) full() bool { return len(r.free) == 0 || r.outstanding() >= r.limit }
 
-func (r *poolRing) reserve(cookie, length uint64, lmrs []*LMR) uint32 {
+func (r *poolRing) reserve(cookie, length uint64) uint32 {
 	i := r.free[len(r.free)-1]
 	r.free = r.free[:len(r.free)-1]
-	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true, nlmr: uint16(len(lmrs))}
-	copy(r.lmrs[int(i)*r.maxIOV:], lmrs)
-	for _, l := range lmrs {
-		l.inflight.Add(1)
-	}
+	r.slots[i] = dtoSlot{cookie: cookie, length: length, op: DTOReceive, signaled: true, busy: true}
 	return i
 }
 
 func (r *poolRing) release(i uint32) {
-	s := &r.slots[i]
-	unref(r.lmrs[int(i)*r.maxIOV : int(i)*r.maxIOV+int(s.nlmr)])
-	*s = dtoSlot{}
+	r.slots[i] = dtoSlot{}
 	r.free = append(r.free, i)
 }
 
@@ -515,12 +470,10 @@ func (r *poolRing) resize(size int) {
 	old := len(r.slots)
 	slots := make([]dtoSlot, size)
 	copy(slots, r.slots)
-	lmrs := make([]*LMR, size*r.maxIOV)
-	copy(lmrs, r.lmrs)
 	free := make([]uint32, len(r.free), size)
 	copy(free, r.free)
 	for i := size - 1; i >= old; i-- {
 		free = append(free, uint32(i))
 	}
-	r.slots, r.lmrs, r.free = slots, lmrs, free
+	r.slots, r.free = slots, free
 }

@@ -58,10 +58,10 @@
 //     or Wait takes them. An EP that a CQ of the device cannot cover is
 //     refused with DAT_INSUFFICIENT_RESOURCES (see cqsize.go). The C
 //     reference sizes the CQ to qlen and drops what overflows.
-//   - A DTO stops using its LMRs when the device completes it, dequeued or
-//     not: LMR.Free and EP.GetStatus take in the completions waiting in the
-//     device first, and LMR.Free waits briefly for the flushes of
-//     DISCONNECTED EPs.
+//   - LMR.Free succeeds with DTOs still posted on the LMR, as in C (only a
+//     bound RMR keeps it): each such DTO still completes once, flushed with
+//     its queue or in error if the device reaches it first. EP.GetStatus
+//     takes in the completions waiting in the device first.
 //   - A waiter wakes for every completion except the non-solicited
 //     receives of an EP whose RecvCompletionFlags is
 //     CompletionSolicitedWait: those are queued without waking it, until a

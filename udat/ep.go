@@ -742,7 +742,7 @@ func (ep *EP) postFlushMarker() {
 	if ep.isUD() && !ep.udMarker(&marker[0]) {
 		return // the unsignalled datagrams count as sent (fifoRing.drain)
 	}
-	seq := r.reserve(0, 0, dtoMarker, true, nil)
+	seq := r.reserve(0, 0, dtoMarker, true)
 	marker[0].ID = makeWRID(r.owner, wrKindSend, seq)
 	n, err := ep.qp.PostSend(marker[:])
 	if err != nil || n != 1 {

@@ -3,7 +3,6 @@ package udat
 import (
 	"runtime"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/udapl-go/udapl/cverbs"
@@ -45,8 +44,7 @@ type LMR struct {
 	lkey   uint32
 	rkey   uint32
 
-	inflight atomic.Int64 // DTOs posted on this LMR and not yet completed
-	rmrs     atomic.Int32 // RMRs bound to this LMR
+	rmrs atomic.Int32 // RMRs bound to this LMR
 }
 
 // CreateLMR registers buf, memory owned by the caller, as an LMR in pz
@@ -244,19 +242,19 @@ func (l *LMR) Query() (LMRParam, error) {
 
 // Free deregisters the LMR (dat_lmr_free). It fails with
 // DAT_INVALID_STATE | DAT_INVALID_STATE_LMR_IN_USE while an RMR is bound
-// to it (Free waits briefly for the flush of a bind of a DISCONNECTED EP,
-// which releases it). DTOs still posted with the LMR do not hold it, as in
-// C, where dat_lmr_free is ibv_dereg_mr: once it returns the device can no
-// longer touch the memory, and each such DTO still completes exactly once,
-// with its cookie, flushed when its queue is, or in error (a protection
-// error) if the device reaches it first.
+// to it; Free first takes in the completions waiting in the device, among
+// them a flushed bind's, which releases its RMR. DTOs still posted with the
+// LMR do not hold it, as in C, where dat_lmr_free is ibv_dereg_mr: once it
+// returns the device can no longer touch the memory, and each such DTO
+// still completes exactly once, with its cookie, flushed when its queue
+// is, or in error (a protection error) if the device reaches it first.
 func (l *LMR) Free() error {
 	const op = "dat_lmr_free"
 	if err := l.check(op); err != nil {
 		return err
 	}
 	if l.rmrs.Load() != 0 {
-		l.ia.settle(l) // a flushed bind releases its RMR's hold
+		l.ia.reap()
 	}
 	if !l.freed.CompareAndSwap(false, true) {
 		return badHandle(op, HandleTypeLMR)
@@ -268,43 +266,11 @@ func (l *LMR) Free() error {
 	return l.destroy(op)
 }
 
-// settleTimeout bounds how long LMR.Free waits for the device to flush the
-// DTOs of DISCONNECTED EPs.
-const settleTimeout = 2 * time.Second
-
-// settle takes in the completions waiting in the device, so that the DTOs
-// that the hardware is done with release l, and waits a little for the
-// flushes still to come when every remaining use of l is by a DTO of a
-// DISCONNECTED EP (its QP is in the error state: the flush is certain).
-func (ia *IA) settle(l *LMR) {
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		ia.reap()
-		if l.inflight.Load() == 0 || !ia.flushing(l) || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // reap takes in the completions waiting in the device for every EVD.
 func (ia *IA) reap() {
 	for _, e := range children(ia, ia.evds) {
 		e.reap()
 	}
-}
-
-// flushing reports whether every DTO still using l belongs to a
-// DISCONNECTED EP.
-func (ia *IA) flushing(l *LMR) bool {
-	var n int64
-	for _, ep := range children(ia, ia.eps) {
-		if ep.getState() != EPStateDisconnected {
-			continue
-		}
-		n += ep.sq.uses(l) + ep.rq.uses(l)
-	}
-	return n > 0 && n == l.inflight.Load()
 }
 
 func (l *LMR) forceFree() {

@@ -376,7 +376,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			continue
 		}
 		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
-		seq := r.reserve(req.Cookie, total, req.Op, signaled, r.lmrv)
+		seq := r.reserve(req.Cookie, total, req.Op, signaled)
 		if anyDead(r.lmrv) {
 			r.unreserve()
 			err = newError(o.name, PrivilegesViolation)
@@ -551,7 +551,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			r.reserveFlushed(rv.Cookie, ep.recvOp()) // see reportFlushed
 			continue
 		}
-		seq := r.reserve(rv.Cookie, total, ep.recvOp(), true, r.lmrv)
+		seq := r.reserve(rv.Cookie, total, ep.recvOp(), true)
 		if anyDead(r.lmrv) {
 			r.unreserve()
 			err = newError(recvOp, PrivilegesViolation)

@@ -47,8 +47,7 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 		return false
 	}
 	signaled := flags == CompletionDefault
-	one := [1]*LMR{l}
-	seq := r.reserve(cookie, uint64(n), op, signaled, one[:])
+	seq := r.reserve(cookie, uint64(n), op, signaled)
 	var wf cverbs.SendFlags
 	if signaled {
 		wf = cverbs.SendSignaled

@@ -23,7 +23,7 @@ func TestFIFORingWrapOddSize(t *testing.T) {
 		seqs := make([]uint32, size)
 		for i := range seqs {
 			require.False(t, r.full())
-			seqs[i] = r.reserve(uint64(i), 0, DTOSend, true, nil)
+			seqs[i] = r.reserve(uint64(i), 0, DTOSend, true)
 		}
 		require.True(t, r.full(), "size %d", size)
 		for i, seq := range seqs {

@@ -145,7 +145,7 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 		q.mu.Unlock()
 		return 0, newError(op, InsufficientResources)
 	}
-	seq := q.reserve(cookie, 0, DTOBindMW, true, nil)
+	seq := q.reserve(cookie, 0, DTOBindMW, true)
 	q.slots[seq%uint32(len(q.slots))].rmr = r
 	key, err := ep.qp.BindMW(r.mw, mr, triplet.VirtualAddress, uint64(triplet.SegmentLength), acc,
 		makeWRID(q.owner, wrKindSend, seq))

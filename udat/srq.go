@@ -171,7 +171,7 @@ func (s *SRQ) postRecvs(recvs []Recv) (int, error) {
 			err = newError(srqRecvOp, InsufficientResources)
 			break
 		}
-		idx := r.reserve(rv.Cookie, total, r.lmrv)
+		idx := r.reserve(rv.Cookie, total)
 		if anyDead(r.lmrv) {
 			r.release(idx)
 			err = newError(srqRecvOp, PrivilegesViolation)

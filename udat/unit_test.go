@@ -49,18 +49,15 @@ func take(r *fifoRing, owner, seq uint32) (dtoSlot, bool) {
 
 func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
 	r := newFIFORing(4, 2, wrKindSend)
-	l := fakeLMR(nil, 0x1000, 4096, MemPrivAll)
 	// A suppressed DTO, then a signalled one.
-	s0 := r.reserve(10, 8, DTOSend, false, []*LMR{l})
-	s1 := r.reserve(11, 8, DTOSend, true, []*LMR{l, l})
-	require.Equal(t, int64(3), l.inflight.Load())
+	s0 := r.reserve(10, 8, DTOSend, false)
+	s1 := r.reserve(11, 8, DTOSend, true)
 	require.Equal(t, 2, r.outstanding())
 	require.Equal(t, 1, r.pending())
 	slot, ok := take(r, r.owner, s1)
 	require.True(t, ok)
 	require.Equal(t, uint64(11), slot.cookie)
 	require.Zero(t, r.outstanding(), "the earlier unsignalled slot is reclaimed")
-	require.Zero(t, l.inflight.Load())
 	_, ok = take(r, r.owner, s0)
 	require.False(t, ok, "no event for a reclaimed unsignalled slot")
 	_, ok = take(r, r.owner, s1)
@@ -69,13 +66,13 @@ func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
 
 func TestFIFORingFullAndUnreserve(t *testing.T) {
 	r := newFIFORing(2, 1, wrKindRecv)
-	r.reserve(1, 0, DTOReceive, true, nil)
-	r.reserve(2, 0, DTOReceive, true, nil)
+	r.reserve(1, 0, DTOReceive, true)
+	r.reserve(2, 0, DTOReceive, true)
 	require.True(t, r.full())
 	r.unreserve()
 	require.False(t, r.full())
 	require.Equal(t, 1, r.outstanding())
-	s := r.reserve(3, 0, DTOReceive, true, nil)
+	s := r.reserve(3, 0, DTOReceive, true)
 	slot, ok := take(r, r.owner, s-1)
 	require.True(t, ok)
 	require.Equal(t, uint64(1), slot.cookie)
@@ -84,8 +81,8 @@ func TestFIFORingFullAndUnreserve(t *testing.T) {
 	require.Equal(t, uint64(3), slot.cookie)
 	// Sequence numbers wrap around.
 	r.head, r.tail = ^uint32(0), ^uint32(0)
-	a := r.reserve(4, 0, DTOReceive, true, nil)
-	b := r.reserve(5, 0, DTOReceive, true, nil)
+	a := r.reserve(4, 0, DTOReceive, true)
+	b := r.reserve(5, 0, DTOReceive, true)
 	require.Equal(t, uint32(0), b)
 	_, ok = take(r, r.owner, a)
 	require.True(t, ok)
@@ -97,9 +94,9 @@ func TestFIFORingFullAndUnreserve(t *testing.T) {
 func TestFIFORingStaleAndDrain(t *testing.T) {
 	r := newFIFORing(4, 1, wrKindSend)
 	old := r.owner
-	r.reserve(1, 0, DTOSend, true, nil)
-	r.reserve(2, 0, DTOSend, false, nil)
-	s := r.reserve(3, 0, DTOSend, true, nil)
+	r.reserve(1, 0, DTOSend, true)
+	r.reserve(2, 0, DTOSend, false)
+	s := r.reserve(3, 0, DTOSend, true)
 	_, ok := take(r, old+1, s)
 	require.False(t, ok, "wrong owner")
 	_, ok = take(r, old, s+10)
@@ -118,12 +115,12 @@ func TestFIFORingStaleAndDrain(t *testing.T) {
 // that have not completed: the ring tells whether there is one.
 func TestFIFORingReadsBefore(t *testing.T) {
 	r := newFIFORing(8, 1, wrKindSend)
-	w := r.reserve(1, 8, DTORDMAWrite, true, nil)
-	r.reserve(2, 8, DTOSend, true, nil)
+	w := r.reserve(1, 8, DTORDMAWrite, true)
+	r.reserve(2, 8, DTOSend, true)
 	require.False(t, r.readsBefore(r.tail), "writes and sends are not waited for")
 
-	rd := r.reserve(3, 8, DTORDMARead, false, nil) // unsignalled
-	fenced := r.reserve(4, 8, DTORDMAWrite, true, nil)
+	rd := r.reserve(3, 8, DTORDMARead, false) // unsignalled
+	fenced := r.reserve(4, 8, DTORDMAWrite, true)
 	require.True(t, r.readsBefore(fenced), "an outstanding read")
 	require.False(t, r.readsBefore(rd), "only DTOs posted before seq count")
 
@@ -135,7 +132,7 @@ func TestFIFORingReadsBefore(t *testing.T) {
 	require.False(t, r.readsBefore(r.tail), "the read completed")
 
 	for _, op := range []DTOOp{DTOIBFetchAdd, DTOIBCmpSwap} {
-		a := r.reserve(5, 8, op, true, nil)
+		a := r.reserve(5, 8, op, true)
 		require.True(t, r.readsBefore(r.tail), "%v is waited for", op)
 		require.True(t, r.complete(r.owner, a, DTOSuccess, &cverbs.WC{}))
 		require.False(t, r.readsBefore(r.tail))
@@ -147,9 +144,8 @@ func TestFIFORingReadsBefore(t *testing.T) {
 
 func TestPoolRing(t *testing.T) {
 	r := newPoolRing(2, 1)
-	l := fakeLMR(nil, 0x2000, 4096, MemPrivAll)
-	a := r.reserve(1, 8, []*LMR{l})
-	b := r.reserve(2, 8, nil)
+	a := r.reserve(1, 8)
+	b := r.reserve(2, 8)
 	require.True(t, r.full())
 	slot, ok := r.complete(r.owner, b)
 	require.True(t, ok)
@@ -159,13 +155,12 @@ func TestPoolRing(t *testing.T) {
 	r.resize(4)
 	require.Equal(t, 1, r.outstanding())
 	for i := 0; i < 3; i++ {
-		r.reserve(uint64(10+i), 0, nil)
+		r.reserve(uint64(10+i), 0)
 	}
 	require.True(t, r.full())
 	slot, ok = r.complete(r.owner, a)
 	require.True(t, ok)
 	require.Equal(t, uint64(1), slot.cookie)
-	require.Zero(t, l.inflight.Load())
 	r.resize(1)
 	require.True(t, r.full(), "a smaller size only lowers the limit")
 }

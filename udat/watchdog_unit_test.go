@@ -16,12 +16,12 @@ func TestFIFORingAwaited(t *testing.T) {
 	watch, _ := r.awaited()
 	require.False(t, watch, "nothing outstanding")
 
-	r.reserve(1, 4096, DTORDMAWrite, false, nil) // unsignalled
+	r.reserve(1, 4096, DTORDMAWrite, false) // unsignalled
 	watch, _ = r.awaited()
 	require.False(t, watch, "no completion is coming for an unsignalled DTO alone")
 
-	rd := r.reserve(2, 8192, DTORDMARead, true, nil)
-	r.reserve(3, 100, DTORDMAWrite, true, nil)
+	rd := r.reserve(2, 8192, DTORDMARead, true)
+	r.reserve(3, 100, DTORDMAWrite, true)
 	watch, bytes := r.awaited()
 	require.True(t, watch)
 	require.Equal(t, uint64(4096+8192), bytes, "the DTOs up to the first signalled one")
@@ -33,15 +33,15 @@ func TestFIFORingAwaited(t *testing.T) {
 
 	for _, op := range []DTOOp{DTOSend, DTOIBRDMAWriteImmed} {
 		q := newFIFORing(8, 1, wrKindSend)
-		q.reserve(1, 8, DTORDMAWrite, false, nil)
-		q.reserve(2, 8, op, false, nil)
-		q.reserve(3, 8, DTORDMAWrite, true, nil)
+		q.reserve(1, 8, DTORDMAWrite, false)
+		q.reserve(2, 8, op, false)
+		q.reserve(3, 8, DTORDMAWrite, true)
 		watch, _ = q.awaited()
 		require.False(t, watch, "%v before the next completion waits for the peer's receive", op)
 
 		q = newFIFORing(8, 1, wrKindSend)
-		q.reserve(1, 8, DTORDMAWrite, true, nil)
-		q.reserve(2, 8, op, true, nil)
+		q.reserve(1, 8, DTORDMAWrite, true)
+		q.reserve(2, 8, op, true)
 		watch, _ = q.awaited()
 		require.True(t, watch, "%v behind the next completion does not matter", op)
 	}
@@ -51,8 +51,8 @@ func TestFIFORingAwaited(t *testing.T) {
 // as the transport error it is; the others stay flushed.
 func TestFIFORingStalledReportsTransportError(t *testing.T) {
 	r := newFIFORing(8, 1, wrKindSend)
-	a := r.reserve(1, 8, DTORDMAWrite, true, nil)
-	b := r.reserve(2, 8, DTORDMAWrite, true, nil)
+	a := r.reserve(1, 8, DTORDMAWrite, true)
+	b := r.reserve(2, 8, DTORDMAWrite, true)
 	r.stalled = true
 	require.True(t, r.complete(r.owner, a, DTOErrFlushed, &cverbs.WC{}))
 	require.True(t, r.complete(r.owner, b, DTOErrFlushed, &cverbs.WC{}))
@@ -63,8 +63,8 @@ func TestFIFORingStalledReportsTransportError(t *testing.T) {
 	require.False(t, r.stalled)
 
 	// A device that flushes nothing: the ring is drained.
-	r.reserve(3, 8, DTORDMAWrite, true, nil)
-	r.reserve(4, 8, DTORDMAWrite, true, nil)
+	r.reserve(3, 8, DTORDMAWrite, true)
+	r.reserve(4, 8, DTORDMAWrite, true)
 	r.stalled = true
 	left := r.drain()
 	require.Len(t, left, 2)
