@@ -19,19 +19,18 @@ import (
 
 func TestManualPair(t *testing.T) {
 	r := newRig(t)
+	r.skipIfIWARP(t, "QPs reach RTS only through rdma_cm, never by hand (TestCMPair runs the same data path)")
 	a, b := r.newPair(t, endOpts{}, endOpts{})
-	runDataPath(t, a, b)
+	runDataPath(t, r, a, b)
 }
 
 func TestCMPair(t *testing.T) {
 	r := newRig(t)
 	p := r.newCMPair(t, 7471, 7472)
-	runDataPath(t, p.a, p.b)
+	runDataPath(t, r, p.a, p.b)
 	p.disconnect(t)
 	// rdma_disconnect moved the rdma_cm QPs to ERR.
-	st, err := p.a.qp.State()
-	require.NoError(t, err)
-	require.Equal(t, QPErr, st)
+	r.requireQPState(t, p.a.qp, QPErr)
 }
 
 // exchange runs recv on b's side and send on a's side concurrently: recv
@@ -51,7 +50,7 @@ func exchange(t *testing.T, recv, send func() error) {
 	require.NoError(t, g.Wait())
 }
 
-func runDataPath(t *testing.T, a, b *end) {
+func runDataPath(t *testing.T, r *rig, a, b *end) {
 	t.Run("SendRecv", func(t *testing.T) {
 		a.buf.clear()
 		b.buf.clear()
@@ -87,6 +86,7 @@ func runDataPath(t *testing.T, a, b *end) {
 	})
 
 	t.Run("SendImm", func(t *testing.T) {
+		r.skipIfIWARP(t, "no immediate data")
 		a.buf.clear()
 		b.buf.clear()
 		fill(a.buf.b[:64], 2)
@@ -143,6 +143,7 @@ func runDataPath(t *testing.T, a, b *end) {
 	})
 
 	t.Run("RDMAWriteImm", func(t *testing.T) {
+		r.skipIfIWARP(t, "no immediate data")
 		a.buf.clear()
 		b.buf.clear()
 		fill(a.buf.b[:300], 5)
@@ -175,6 +176,7 @@ func runDataPath(t *testing.T, a, b *end) {
 	})
 
 	t.Run("Atomics", func(t *testing.T) {
+		r.skipIfIWARP(t, "no atomics")
 		a.buf.clear()
 		b.buf.clear()
 		binary.NativeEndian.PutUint64(b.buf.b[8:], 40)

@@ -8,8 +8,10 @@ package cverbs
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -270,8 +272,23 @@ func (c *Context) QueryGIDEntry(port uint8, index int) (GIDEntry, error) {
 	return g, nil
 }
 
-// NetDev returns the network interface behind a RoCE or iWARP port, taken
-// from the port's GID table, or from sysfs when that has no netdev.
+// Transport returns the device's transport (the transport_type of its
+// ibv_device), TransportUnknown once c is closed.
+func (c *Context) Transport() Transport {
+	ctx, err := c.lock("transport_type")
+	if err != nil {
+		return TransportUnknown
+	}
+	defer c.mu.RUnlock()
+	return Transport(ctx.device.transport_type)
+}
+
+// NetDev returns the network interface behind a RoCE or iWARP port. On
+// RoCE it is the netdev of the port's GID table entries (or, on older
+// kernels, of sysfs gid_attrs/ndevs). An iWARP port has neither (its GID
+// table is not the RoCE GID cache): its GID 0 is the MAC address of its
+// interface, zero-padded, and NetDev returns the interface with that
+// hardware address (see macNetDev).
 func (c *Context) NetDev(port uint8) (string, error) {
 	const op = "netdev"
 	pa, err := c.QueryPort(port)
@@ -299,7 +316,60 @@ func (c *Context) NetDev(port uint8) (string, error) {
 			return s, nil
 		}
 	}
+	if c.Transport() == TransportIWARP {
+		if g, err := c.QueryGID(port, 0); err == nil {
+			if nd := macNetDev(g); nd != "" {
+				return nd, nil
+			}
+		}
+	}
 	return "", opErr(op, int(syscall.ENODEV))
+}
+
+// macNetDev returns the network interface whose hardware address is the
+// MAC address in gid, the GID 0 of an iWARP port (the MAC, then ten zero
+// bytes), or "" when gid is not such a GID or no interface has it.
+//
+// This is how rdma_cm itself maps an IP address to an iWARP device: it
+// looks the hardware address of the address's interface up in the devices'
+// GID tables (cma_acquire_dev_by_src_ip). So the addresses of the interface
+// found are ones rdma_cm binds to this device, whatever the device: siw on
+// a virtual interface (no sysfs device/net link) or an iWARP NIC. The
+// kernel's own record of the netdev (rdma link, RDMA_NLDEV_ATTR_NDEV_NAME)
+// would need a netlink client for no better answer. Interfaces stacked on
+// the device's (VLANs, a bond's ports) may share its MAC address: then the
+// one that is up with an address wins, and of those the one with the
+// lowest index, which the interfaces stacked on it come after.
+func macNetDev(gid [16]byte) string {
+	mac := gid[:6]
+	if bytes.Equal(mac, make([]byte, 6)) || !bytes.Equal(gid[6:], make([]byte, 10)) {
+		return ""
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	var best *net.Interface
+	bestRank := 2
+	for i := range ifs {
+		ifi := &ifs[i]
+		if !bytes.Equal(ifi.HardwareAddr, mac) {
+			continue
+		}
+		rank := 1
+		if ifi.Flags&net.FlagUp != 0 {
+			if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
+				rank = 0
+			}
+		}
+		if best == nil || rank < bestRank || rank == bestRank && ifi.Index < best.Index {
+			best, bestRank = ifi, rank
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Name
 }
 
 // WaitAsyncEvent waits for the next asynchronous event of the device through

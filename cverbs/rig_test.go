@@ -5,7 +5,10 @@ package cverbs
 // Shared set-up for device tests: a device rig (context, PD, port, RoCE v2
 // GID), registered buffers, QP ends and connected pairs, and polling helpers.
 // Every device test starts with devtest.Require and then fails, never skips,
-// when the device cannot be used.
+// when the device cannot be used. On an iWARP device (siw0) the rig has no
+// GID to connect QPs by hand with: its pairs connect through rdma_cm, and
+// the tests of what iWARP lacks (UD, immediate data, atomics, connecting
+// QPs by hand) skip, saying so (rig.skipIfIWARP).
 
 import (
 	"bytes"
@@ -38,11 +41,16 @@ type rig struct {
 	pd     *PD
 	port   uint8
 	gidIdx int
-	gid    [16]byte
+	gid    [16]byte // zero on iWARP
 	mtu    int
+	iwarp  bool // the device is iWARP: QPs reach RTS through rdma_cm only
+	// noQPState: the device's query_qp does not report the QP state, and
+	// ibv_query_qp says RESET whatever it is (siw of Linux 6.1).
+	noQPState bool
 }
 
-// newRig opens the test device and finds the RoCE v2 GID of 192.0.2.1.
+// newRig opens the test device and finds the RoCE v2 GID of 192.0.2.1 (on
+// RoCE; an iWARP port's GID table holds its MAC address only).
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	dev := devtest.Require(t)
@@ -59,8 +67,51 @@ func newRig(t testing.TB) *rig {
 	require.Equal(t, PortActive, pa.State, "port state")
 	r.mtu = pa.ActiveMTU
 	require.NotZero(t, r.mtu)
-	r.gidIdx, r.gid = findGID(t, ctx, r.port, netip.MustParseAddr(testIP))
+	r.iwarp = ctx.Transport() == TransportIWARP
+	if !r.iwarp {
+		r.gidIdx, r.gid = findGID(t, ctx, r.port, netip.MustParseAddr(testIP))
+	} else {
+		r.noQPState = !reportsQPState(t, r)
+	}
 	return r
+}
+
+// reportsQPState reports whether the device's ibv_query_qp gives the QP
+// state: whether a QP moved to INIT says INIT.
+func reportsQPState(t testing.TB, r *rig) bool {
+	t.Helper()
+	cq, err := r.ctx.NewCQ(1, nil)
+	require.NoError(t, err)
+	defer cq.Close()
+	qp, err := r.pd.NewQP(QPInitAttr{SendCQ: cq, RecvCQ: cq, MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1})
+	require.NoError(t, err)
+	defer qp.Close()
+	require.NoError(t, qp.ToInit(r.port, allAccess))
+	st, err := qp.State()
+	require.NoError(t, err)
+	return st == QPInit
+}
+
+// requireQPState checks that qp is in state want, unless the device does
+// not report QP states (rig.noQPState).
+func (r *rig) requireQPState(t testing.TB, qp *QP, want QPState) {
+	t.Helper()
+	st, err := qp.State()
+	require.NoError(t, err)
+	if r.noQPState && st == QPReset {
+		t.Logf("%s does not report QP states: QP %d not checked to be %v", r.ctx.Name(), qp.Num(), want)
+		return
+	}
+	require.Equal(t, want, st)
+}
+
+// skipIfIWARP skips t on an iWARP device, which lacks the mechanism t
+// tests: why names it.
+func (r *rig) skipIfIWARP(t testing.TB, why string) {
+	t.Helper()
+	if r.iwarp {
+		t.Skipf("iWARP (%s): %s", r.ctx.Name(), why)
+	}
 }
 
 // findGID scans the GID table for the IPv4-mapped GID of ip, preferring a
@@ -182,9 +233,14 @@ func (r *rig) newQPEnd(t testing.TB, o endOpts) *end {
 	return e
 }
 
-// connectQPs brings a and b to RTS against each other by hand.
+// connectQPs brings a and b to RTS against each other: by hand, or on
+// iWARP through rdma_cm (connectQPsCM).
 func (r *rig) connectQPs(t testing.TB, a, b *end) {
 	t.Helper()
+	if r.iwarp {
+		r.connectQPsCM(t, a, b)
+		return
+	}
 	for _, p := range [][2]*end{{a, b}, {b, a}} {
 		me, peer := p[0], p[1]
 		require.NoError(t, me.qp.ToInit(r.port, allAccess))
@@ -199,7 +255,77 @@ func (r *rig) connectQPs(t testing.TB, a, b *end) {
 	}
 }
 
-// newPair returns two ends connected by hand over the RoCE v2 GID.
+// connectQPsCM connects a and b, QPs made by PD.NewQP and in RESET,
+// through rdma_cm, as iWARP requires: they go to INIT by hand, a connects
+// to a listener on an ephemeral port with a's QP number, b accepts with
+// its own, and the kernel moves both to RTS as the connection is made. The
+// rdma_cm ids stay until the test ends (closing one tears its connection
+// down).
+func (r *rig) connectQPsCM(t testing.TB, a, b *end) {
+	t.Helper()
+	sch, cch := newChannel(t), newChannel(t)
+	listen, err := sch.CreateID()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, listen.Close()) })
+	ip := netip.MustParseAddr(testIP)
+	require.NoError(t, listen.BindAddr(netip.AddrPortFrom(ip, 0)))
+	require.NoError(t, listen.Listen(1))
+	dst := listen.LocalAddr()
+	require.NotZero(t, dst.Port())
+	for _, e := range []*end{a, b} {
+		require.NoError(t, e.qp.ToInit(r.port, allAccess))
+	}
+
+	var sid, cid *CMID
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitTimeout)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { // passive side
+		ev, err := expectEvent(gctx, sch, CMEventConnectRequest)
+		if err != nil {
+			return err
+		}
+		sid = ev.ID
+		p := cmParam("rig server")
+		p.QPNum = b.qp.Num()
+		if err := sid.Accept(p); err != nil {
+			return err
+		}
+		_, err = expectEvent(gctx, sch, CMEventEstablished)
+		return err
+	})
+	g.Go(func() error { // active side
+		var err error
+		if cid, err = cch.CreateID(); err != nil {
+			return err
+		}
+		if err := resolve(gctx, cch, cid, netip.AddrPortFrom(ip, 0), dst); err != nil {
+			return err
+		}
+		p := cmParam("rig client")
+		p.QPNum = a.qp.Num()
+		if err := cid.Connect(p); err != nil {
+			return err
+		}
+		_, err = expectEvent(gctx, cch, CMEventEstablished)
+		return err
+	})
+	err = g.Wait()
+	t.Cleanup(func() {
+		for _, id := range []*CMID{sid, cid} {
+			if id != nil {
+				assert.NoError(t, id.Close())
+			}
+		}
+	})
+	require.NoError(t, err, "connecting QPs %d and %d through rdma_cm", a.qp.Num(), b.qp.Num())
+	for _, e := range []*end{a, b} {
+		r.requireQPState(t, e.qp, QPRTS)
+	}
+}
+
+// newPair returns two ends connected by hand over the RoCE v2 GID (on
+// iWARP, through rdma_cm).
 func (r *rig) newPair(t testing.TB, ao, bo endOpts) (a, b *end) {
 	t.Helper()
 	a, b = r.newQPEnd(t, ao), r.newQPEnd(t, bo)

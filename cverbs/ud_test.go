@@ -35,6 +35,7 @@ func (r *rig) newUDEnd(t testing.TB) *end {
 
 func TestUDSIDRAndDatagrams(t *testing.T) {
 	r := newRig(t)
+	r.skipIfIWARP(t, "no UD QPs and no SIDR (RDMA_PS_UDP)")
 	ctx := context.Background()
 	sch, cch := newChannel(t), newChannel(t)
 	listen, err := sch.CreateUDID()

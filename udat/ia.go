@@ -24,6 +24,9 @@ type IA struct {
 	netdev string
 	port   uint8
 	addr   netip.Addr
+	// transport is the device's: what the IA offers besides RC follows
+	// it (transport.go).
+	transport cverbs.Transport
 
 	vctx     *cverbs.Context
 	devAttr  cverbs.DeviceAttr
@@ -109,6 +112,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 		ia.teardown()
 		return nil, e
 	}
+	ia.transport = vctx.Transport()
 	if ia.devAttr, err = vctx.QueryDevice(); err != nil {
 		return fail(verbsErr(op, err, InternalError))
 	}
@@ -351,8 +355,10 @@ type IAAttr struct {
 	MaxIOVSegmentsPerRDMAWrite int
 	MaxRDMAReadIn              int
 	MaxRDMAReadOut             int
-	// ExtensionSupported is ExtensionIB: the IB extensions of ext_ib.go,
-	// at ExtensionVersion (IBExtensionVersion).
+	// ExtensionSupported is ExtensionIB on an InfiniBand or RoCE device:
+	// the IB extensions of ext_ib.go, at ExtensionVersion
+	// (IBExtensionVersion). On an iWARP device it is ExtensionNone, as in
+	// C, which reports the version all the same.
 	ExtensionSupported Extension
 	ExtensionVersion   int
 }
@@ -459,7 +465,7 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		MaxIOVSegmentsPerRDMAWrite: d.MaxSGE,
 		MaxRDMAReadIn:              d.MaxQPRdAtom,
 		MaxRDMAReadOut:             d.MaxQPInitRdAtom,
-		ExtensionSupported:         ExtensionIB,
+		ExtensionSupported:         ia.extension(),
 		ExtensionVersion:           IBExtensionVersion,
 	}
 	p := ProviderAttr{
@@ -484,7 +490,7 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		SRQEPPZDifferenceAllowed: false,
 		SRQInfoSupported:         d.MaxSRQ > 0,
 		EPRecvInfoSupported:      true,
-		ProviderSpecificAttr:     ia.ibProviderAttrs(),
+		ProviderSpecificAttr:     ia.providerSpecificAttrs(),
 	}
 	for i, fi := range EVDStreamIndex {
 		for j, fj := range EVDStreamIndex {

@@ -17,7 +17,7 @@ type PSP struct {
 	evd      *EVD
 	flags    PSPFlags
 	id       *cverbs.CMID
-	udID     *cverbs.CMID // the listener of UD connection requests (ud_cm.go)
+	udID     *cverbs.CMID // the listener of UD connection requests (ud_cm.go), nil without UD
 	mu       sync.Mutex
 }
 
@@ -80,11 +80,18 @@ func (ia *IA) listen(op string, connQual ConnQual, evd *EVD, flags PSPFlags) (*P
 		return nil, err
 	}
 	p.id = id
-	udID, err := ia.listenCM(op, connQual, p, true)
-	if err != nil {
-		ia.unregisterCM(id)
-		id.Close()
-		return nil, err
+	// UD connection requests come on a listener of their own, in the
+	// RDMA_PS_UDP port space, where the device has UD. An iWARP device has
+	// none, and there the connection qualifier's UDP port may be another
+	// socket's (rdma_cm listens on TCP ports on iWARP): C's cma provider
+	// listens on RDMA_PS_TCP alone.
+	var udID *cverbs.CMID
+	if ia.hasUD() {
+		if udID, err = ia.listenCM(op, connQual, p, true); err != nil {
+			ia.unregisterCM(id)
+			id.Close()
+			return nil, err
+		}
 	}
 	p.udID = udID
 	if !addChild(ia, ia.psps, p) {

@@ -1,0 +1,73 @@
+package udat
+
+import "github.com/udapl-go/udapl/cverbs"
+
+// What an IA offers besides RC connections follows its device's transport.
+// InfiniBand and RoCE devices (TransportIB: rxe) have UD QPs, immediate
+// data and, when the device says so, atomics: the IB extensions of
+// ext_ib.go. An iWARP device (siw) has none of them, and OFA DAPL's cma
+// provider reports no extension for it (extension_supported 0, and FALSE
+// for DAT_EXTENSION_INTERFACE, the atomics and DAT_IB_IMMED_DATA).
+
+// ibTransport reports whether the IA's device is InfiniBand or RoCE.
+func (ia *IA) ibTransport() bool { return ia.transport == cverbs.TransportIB }
+
+// hasUD reports whether the device has UD QPs, and so UD EPs and UD
+// connection requests (RDMA_PS_UDP).
+func (ia *IA) hasUD() bool { return ia.ibTransport() }
+
+// hasImmediate reports whether the device carries immediate data.
+func (ia *IA) hasImmediate() bool { return ia.ibTransport() }
+
+// hasAtomics reports whether the device does the IB atomics.
+func (ia *IA) hasAtomics() bool { return ia.ibTransport() && ia.devAttr.AtomicCap != atomicNone }
+
+// extension returns the DAT extension the IA supports: the IB extension on
+// InfiniBand and RoCE, none otherwise, as in C.
+func (ia *IA) extension() Extension {
+	if ia.ibTransport() {
+		return ExtensionIB
+	}
+	return ExtensionNone
+}
+
+// The provider-specific attributes that say what the device can do, in
+// the order C lists them.
+var capabilityAttrs = [...]string{"DAT_EXTENSION_INTERFACE", "DAT_IB_FETCH_AND_ADD", "DAT_IB_CMP_AND_SWAP", "DAT_IB_IMMED_DATA"}
+
+// providerSpecificAttrs returns the provider-specific attributes of
+// ibProviderAttrs with the capability attributes (capabilityAttrs) set from
+// the device, each TRUE or FALSE as C gives it: all four, in C's order, in
+// the place of the first of them.
+func (ia *IA) providerSpecificAttrs() []NamedAttr {
+	has := map[string]bool{
+		"DAT_EXTENSION_INTERFACE": ia.extension() != ExtensionNone,
+		"DAT_IB_FETCH_AND_ADD":    ia.hasAtomics(),
+		"DAT_IB_CMP_AND_SWAP":     ia.hasAtomics(),
+		"DAT_IB_IMMED_DATA":       ia.hasImmediate(),
+	}
+	attrs := ia.ibProviderAttrs()
+	out := make([]NamedAttr, 0, len(attrs)+len(capabilityAttrs))
+	at := -1
+	for _, a := range attrs {
+		if _, ok := has[a.Name]; ok {
+			if at < 0 {
+				at = len(out)
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	if at < 0 {
+		at = len(out)
+	}
+	caps := make([]NamedAttr, 0, len(capabilityAttrs))
+	for _, name := range capabilityAttrs {
+		v := "FALSE"
+		if has[name] {
+			v = "TRUE"
+		}
+		caps = append(caps, NamedAttr{name, v})
+	}
+	return append(out[:at], append(caps, out[at:]...)...)
+}
