@@ -6,6 +6,9 @@
 #                then every test inside the Soft-RoCE VM, and the cross-host
 #                and fault tests in a pair of VMs (test-2host)
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
+#                (make bench-instr first, then the rates)
+#   make bench-instr user-space instructions per operation of each tool, counted
+#                with callgrind in the VM; the first section of BENCHMARKS.md
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
 #                instead of rxe0, with pass/fail counts (not part of make test)
@@ -21,7 +24,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host test-siw test-612 test-2host-612 demo bench clean
+.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host test-siw test-612 test-2host-612 demo bench bench-instr clean
 
 all: build
 
@@ -108,6 +111,13 @@ demo: deps
 
 bench: deps
 	scripts/bench.sh
+
+# Exact counts: each process under callgrind with 2,000 and 10,000
+# operations, the difference per operation (scripts/bench-instr.sh,
+# internal/instrcount). INSTR_ROWS=write_64 INSTR_TOOLS=udapl: one row, one
+# tool, printed only.
+bench-instr: deps
+	scripts/bench-instr.sh
 
 clean:
 	rm -rf $(BIN)

@@ -21,6 +21,11 @@
 # seconds, then killed); a run that times out or fails is counted and shown
 # as failed, and the bench goes on.
 #
+# First, scripts/bench-instr.sh counts the user-space instructions per
+# operation of every tool with callgrind (a VM boot of its own; BENCH_INSTR=0
+# skips it) and writes them as the first section of BENCHMARKS.md, which the
+# rest keeps when it rewrites the file.
+#
 # Environment: BENCH_REPS (9; the deterministic VM: BENCH_REPS_DET, 3), BENCH_N64 (20000), BENCH_N4K (10000),
 # BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_TIMEOUT (60 s per run),
 # BENCH_KILL_AFTER (10 s from SIGTERM to SIGKILL), BENCH_GOBENCH (1: run the
@@ -40,6 +45,10 @@ gobench=${BENCH_GOBENCH:-1}
 case $out in /tmp/*) ;; *) echo "bench.sh: BENCH_OUT must be under /tmp (the VM writes there)" >&2; exit 2 ;; esac
 rm -rf "$out"
 mkdir -p "$out"
+
+if [ "${BENCH_INSTR:-1}" = 1 ]; then
+	INSTR_MD=$md scripts/bench-instr.sh || echo "bench.sh: bench-instr.sh failed (exit status $?); the rates go on" >&2
+fi
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- cmd udat cverbs 2>/dev/null || commit="$commit (with uncommitted changes)"
@@ -87,7 +96,10 @@ EOF
 	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/$mode/env.txt"
 done
 
+# bench-report.sh writes the whole file; the instruction section is kept.
+[ -f "$md" ] && cp "$md" "$out/BENCHMARKS.before.md"
 scripts/bench-report.sh "$out" >"$md"
+[ -f "$out/BENCHMARKS.before.md" ] && go run ./internal/instrcount splice -md "$md" -from "$out/BENCHMARKS.before.md"
 echo "bench.sh: wrote $md"
 sed -n '/^## Results/,/^## /p' "$md" | sed '$d'
 cat "$out"/*/failures.tsv >"$out/failures.tsv" 2>/dev/null

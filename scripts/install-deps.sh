@@ -9,6 +9,7 @@ pkgs=(
 	ibverbs-utils rdmacm-utils perftest          # ibv_devinfo, rping, ib_*_bw/lat
 	libdapl-dev dapl2-utils                      # the C reference: dat2 headers, libdat2, dapltest
 	qemu-system-x86 busybox-static kmod cpio iproute2 bc # the Soft-RoCE VM
+	valgrind                                     # make bench-instr (callgrind)
 )
 
 missing=()

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A profile in callgrind's own compressed form: names defined once and
+// referred to by id, positions relative to the last cost line (which a
+// call's line does not move), cob= only where the callee's object differs.
+const compressedProfile = `# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 1
+cmd:  /usr/bin/tool -n 5
+part: 1
+
+positions: instr line
+events: Ir
+summary: 1000
+
+ob=(1) /usr/bin/tool
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 0 10
++4 * 5
+cob=(2) /usr/lib/libibverbs/librxe-rdmav34.so
+cfi=(2) ???
+cfn=(2) 0x0000000000003cc0
+calls=5 0x3cc0 0
++2 * 500
++4 * 7
+cfn=(3) 0x0000000000002000
+calls=1 0x2000 0
+* * 100
+
+ob=(2)
+fl=(2)
+fn=(2)
+0x3cc0 0 500
+
+ob=(1)
+fl=(1)
+fn=(3)
+0x2000 0 60
+cfn=(4) main'2
+calls=1 0x2100 0
++8 * 40
+
+fn=(4)
+0x2100 0 40
+totals: 1000
+`
+
+func TestParseCompressed(t *testing.T) {
+	p, err := parseProfile(strings.NewReader(compressedProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Totals != 1000 || p.Cmd != "/usr/bin/tool -n 5" {
+		t.Fatalf("totals %d cmd %q", p.Totals, p.Cmd)
+	}
+	tool := "/usr/bin/tool"
+	top := p.Funcs[FuncKey{tool, "0x0000000000001000"}]
+	if top == nil {
+		t.Fatal("no 0x1000")
+	}
+	// 10 + 5 own at 0x1000 and 0x1004; the call lines (at 0x1006, relative
+	// to 0x1004) do not move the position: the 7 is at 0x1004+4.
+	if top.Self != 22 || top.Inclusive() != 622 {
+		t.Errorf("0x1000: self %d inclusive %d, want 22 and 622", top.Self, top.Inclusive())
+	}
+	want := map[uint64]int64{0x1000: 10, 0x1004: 5, 0x1008: 7}
+	for a, c := range want {
+		if top.SelfAt[a] != c {
+			t.Errorf("0x1000 at %#x: %d, want %d (all: %v)", a, top.SelfAt[a], c, top.SelfAt)
+		}
+	}
+	rxe := FuncKey{"/usr/lib/libibverbs/librxe-rdmav34.so", "0x0000000000003cc0"}
+	if a := top.Calls[rxe]; a == nil || a.Count != 5 || a.Cost != 500 {
+		t.Errorf("call into librxe: %+v", a)
+	}
+	// no cob=: the callee is in the caller's object
+	if a := top.Calls[FuncKey{tool, "0x0000000000002000"}]; a == nil || a.Cost != 100 {
+		t.Errorf("call to 0x2000: %+v", a)
+	}
+	if f := p.Funcs[rxe]; f == nil || f.Self != 500 {
+		t.Errorf("librxe's function: %+v", f)
+	}
+	if baseName("main'2") != "main" || baseName("f'x") != "f'x" {
+		t.Error("baseName")
+	}
+	loop, err := perftestLoop(p)
+	if err == nil {
+		t.Errorf("perftestLoop found %s, called by nobody", loop.Key)
+	}
+
+	// Written back and read again, it counts the same.
+	var buf bytes.Buffer
+	if err := WriteProfile(&buf, p, func(*Func) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	q, err := parseProfile(&buf)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	for k, f := range p.Funcs {
+		g := q.Funcs[k]
+		if g == nil || g.Self != f.Self || g.Inclusive() != f.Inclusive() {
+			t.Errorf("%s: written and read again: %+v, was %+v", k, g, f)
+		}
+	}
+	if q.Funcs[FuncKey{tool, "0x0000000000001000"}].SelfAt[0x1008] != 7 {
+		t.Error("instruction addresses lost in writing")
+	}
+}
+
+// The recorded sample (testdata/, trimmed with `instrcount trim` from a run
+// of make bench-instr's write_64 row): 64 B RDMA writes, 2,000 and 10,000
+// of them, each tool under callgrind in the VM. The values are those of the
+// untrimmed profiles.
+func TestRecordedSample(t *testing.T) {
+	const n1, n2 = 2000, 10000
+	dir := "testdata"
+	for _, c := range []struct {
+		tool string
+		want float64
+		loop string
+	}{
+		{"udapl", sampleUdapl, ""},
+		{"dapl", sampleDapl, ""},
+		{"perftest", samplePerftest, "0x000000000001ea90"},
+	} {
+		r1, err := loadRun(c.tool, filepath.Join(dir, "write_64."+c.tool+".client.2000.1.out"), sampleDaplVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := loadRun(c.tool, filepath.Join(dir, "write_64."+c.tool+".client.10000.1.out"), sampleDaplVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := perOp(r1.Count, r2.Count, n1, n2)
+		if math.Abs(got-c.want) > 0.05 {
+			t.Errorf("%s: %.2f instructions per operation, want %.2f", c.tool, got, c.want)
+		}
+		if r2.Loop != c.loop {
+			t.Errorf("%s: loop %q, want %q", c.tool, r2.Loop, c.loop)
+		}
+		if c.tool == "dapl" && (r1.Posts != n1 || r2.Posts != n2) {
+			t.Errorf("dapl: %d and %d posts", r1.Posts, r2.Posts)
+		}
+		if c.tool != "udapl" {
+			continue
+		}
+		// The split adds up to the count, and the big parts are there.
+		s1, s2 := split(r1.Profile), split(r2.Profile)
+		var sum float64
+		for _, cat := range categories {
+			v := perOp(s1[cat], s2[cat], n1, n2)
+			sum += v
+			if w, ok := sampleSplit[cat]; ok && math.Abs(v-w) > 0.05 {
+				t.Errorf("udapl %s: %.2f, want %.2f", cat, v, w)
+			}
+		}
+		if math.Abs(sum-got) > 1e-6 {
+			t.Errorf("udapl: the split adds up to %.2f, the count is %.2f", sum, got)
+		}
+	}
+}
+
+// The report over the sample, as scripts/bench-instr.sh lays it out.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	env := "n1=2000\nn2=10000\nreps=1\ndepth=64\ncpus=1\nkernel=k\ndevice=rxe0\nvalgrind=valgrind-3.19.0\nperftest=p\ndapl=" + sampleDaplVersion + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "env.txt"), []byte(env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("testdata/write_64.*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := measure(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.markdown()
+	row := "| RDMA write, 64 B | " + num(sampleUdapl) + " | " + num(sampleDapl) + " | " + num(samplePerftest) + " |"
+	if !strings.Contains(md, row) {
+		t.Errorf("no row %q in\n%s", row, md)
+	}
+	if !strings.Contains(md, "| RDMA read, 64 B | – | – | – |") {
+		t.Errorf("a row not measured is not shown as such:\n%s", md)
+	}
+	if !strings.HasPrefix(md, sectionBegin) || !strings.HasSuffix(md, sectionEnd+"\n") {
+		t.Error("the section's markers")
+	}
+}
+
+func TestSplice(t *testing.T) {
+	doc := "# Benchmarks\n\nintro\n\n## Results\n\nrates\n"
+	sec := sectionBegin + "\n## Instructions per operation\n\nA\n" + sectionEnd + "\n"
+	got := spliceSection(doc, sec)
+	want := "# Benchmarks\n\nintro\n\n" + sec + "\n## Results\n\nrates\n"
+	if got != want {
+		t.Fatalf("first splice:\n%s\nwant\n%s", got, want)
+	}
+	sec2 := strings.Replace(sec, "A\n", "B\n", 1)
+	if again := spliceSection(got, sec2); again != strings.Replace(want, "A\n", "B\n", 1) {
+		t.Errorf("replacing:\n%s", again)
+	}
+	if ex, ok := extractSection(got); !ok || ex != sec {
+		t.Errorf("extract: %q %v", ex, ok)
+	}
+	if _, ok := extractSection(doc); ok {
+		t.Error("extract from a document without the section")
+	}
+	if got := spliceSection("", sec); got != sec {
+		t.Errorf("into an empty file: %q", got)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 999.4: "999", 1908.5: "1,909", -1234567: "-1,234,567", 100000: "100,000"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// What the untrimmed profiles of the sample count (instrcount pair).
+const (
+	sampleDaplVersion = "2.1.10.1.f1e05b7a-3+b1"
+	sampleUdapl       = (23189567.0 - 7921838.0) / 8000
+	sampleDapl        = (9999168.0 - 1999168.0) / 8000
+	samplePerftest    = (3982162.0 - 796912.0) / 8000
+)
+
+var sampleSplit = map[string]float64{
+	catPost:     464.45,
+	catComplete: 521.94,
+	catCgo:      335.28,
+	catShim:     76.60,
+	catProvider: 217.01,
+	catLibc:     70.19,
+	catTool:     149.41,
+	catRuntime:  73.60,
+}
