@@ -120,6 +120,10 @@ type EP struct {
 	// deviceFlushed: a completion came back flushed that the library did
 	// not cause (flushedByDevice); cleared by Reset.
 	deviceFlushed atomic.Bool
+	// lastWQE: the SRQ's last-WQE-reached event of this connection has
+	// been reported (ia.handleAsync), or the EP is being freed; cleared by
+	// Reset. Linux 6.12's Soft-RoCE raises it several times.
+	lastWQE atomic.Bool
 }
 
 // State returns the EP's current state.
@@ -656,6 +660,7 @@ func (ep *EP) Reset() error {
 	}
 	ep.setFlushing(false, nil)
 	ep.deviceFlushed.Store(false)
+	ep.lastWQE.Store(false)
 	ep.terminated = false
 	ep.remote = netip.AddrPort{}
 	ep.remoteQual, ep.localQual = 0, 0
@@ -768,6 +773,7 @@ func (ep *EP) free(force bool) error {
 		return badHandle(op, HandleTypeEP)
 	}
 	ep.freeing = true
+	ep.lastWQE.Store(true) // no EP_BROKEN for an EP its Consumer frees
 	id := ep.takeIDLocked()
 	if ep.timer != nil {
 		ep.timer.Stop()

@@ -717,8 +717,8 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 	case cverbs.EventQPLastWQEReached:
 		// An SRQ-attached QP in the error state has taken its last
 		// receive: OFA DAPL reports it as the EP broken, and its programs
-		// (dtestsrq) wait for that event after each disconnect.
-		if ep := ia.lookupEP(ev.QPNum); ep != nil && ep.srq != nil {
+		// (dtestsrq) wait for that event after each disconnect, once.
+		if ep := ia.lookupEP(ev.QPNum); ep != nil && ep.srq != nil && ep.lastWQE.CompareAndSwap(false, true) {
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
 			ep.markBroken()
