@@ -45,7 +45,7 @@ if [ "${INSTR_REP_START:-1}" = 1 ] || [ ! -x "$out/udattest" ]; then
 	# What was built: HEAD, and the files of the library and the tool that
 	# differed from it (other work in progress in the same tree).
 	dirty=$(git status --porcelain --untracked-files=all -- cmd/udattest udat cverbs 2>/dev/null | awk '{ print $NF }' |
-		grep -v '_test\.go$' | tr '\n' ' ' | sed 's/ $//')
+		{ grep -v '_test\.go$' || true; } | tr '\n' ' ' | sed 's/ $//')
 	[ -z "$dirty" ] || commit="$commit with uncommitted changes to $dirty"
 	{
 		echo "commit=$commit"
