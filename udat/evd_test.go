@@ -189,7 +189,9 @@ func TestEVDBlockingWaitAllocatesNothing(t *testing.T) {
 	wait := func() { _, err = e.WaitInto(100, 1, &ev) }
 	wait()
 	requireCode(t, err, TimeoutExpired)
-	require.Zero(t, testing.AllocsPerRun(20, wait), "allocations per wait that blocks")
+	// Over 200 waits, so that an allocation of another goroutine of the
+	// test binary while they block does not count as one per wait.
+	require.Zero(t, testing.AllocsPerRun(200, wait), "allocations per wait that blocks")
 	requireCode(t, err, TimeoutExpired)
 }
 
