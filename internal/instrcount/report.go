@@ -288,6 +288,18 @@ func (r *report) markdown() string {
 			p(" |\n")
 		}
 		p("\n")
+		var loose []string
+		for _, rs := range rowSpecs {
+			if m := r.get(rs, "udapl"); m != nil && len(m.perOp) > 1 && m.spread() > 0.005 {
+				loose = append(loose, rs.Title)
+			}
+		}
+		if len(loose) > 0 {
+			p("Where udattest's runs differ by more than 0.5 %% (%s), the difference is in the Go runtime's work\n", strings.Join(loose, "; "))
+			p("that time rather than operations drives (the scheduler looking for work, a P taken back from a long\n")
+			p("cgo call, timers, the heap), which falls differently in every run; a receiving server also idles\n")
+			p("while its client starts under valgrind. Compare the runs' parts with `instrcount pair`.\n\n")
+		}
 	}
 	if len(failed)+len(r.failures) > 0 {
 		p("Failed (not counted):\n\n")
