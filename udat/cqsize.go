@@ -1,7 +1,9 @@
 package udat
 
 import (
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -23,6 +25,40 @@ import (
 // The receives of EPs whose RecvCompletionFlags ask for solicited wait
 // complete into a second CQ of the EVD, on the same completion channel,
 // armed for solicited completions only (see EVD.Wait).
+//
+// Some devices cannot resize a CQ (soft-iWARP: ibv_resize_cq says
+// EOPNOTSUPP). There a CQ is made once with fixedCQHeadroom entries beyond
+// what it needs at creation, and an EP or SRQ that would need more is
+// refused with DAT_INSUFFICIENT_RESOURCES: the EVD must then be created
+// with a larger qlen.
+
+// fixedCQHeadroom is the room for the DTOs of the EPs to come that a CQ
+// gets on a device that cannot resize CQs: 64 EPs of the default queue
+// depths, and little memory (128 KiB on soft-iWARP).
+const fixedCQHeadroom = 4096
+
+// cqResizable reports whether the device can resize a CQ, by trying on a
+// CQ of its own.
+func cqResizable(vctx *cverbs.Context) bool {
+	cq, err := vctx.NewCQ(1, nil)
+	if err != nil {
+		return true // let the first real resize tell
+	}
+	defer cq.Close()
+	return !errors.Is(cq.Resize(cq.CQE()+1), syscall.EOPNOTSUPP)
+}
+
+// cqSize is the number of entries a new CQ that needs want gets.
+func (ia *IA) cqSize(want int) int {
+	if ia.cqResizable {
+		return want
+	}
+	n := want + fixedCQHeadroom
+	if m := ia.devAttr.MaxCQE; m > 0 {
+		n = min(n, m)
+	}
+	return n
+}
 
 // cqUse counts the completions that may wait in one CQ of an EVD.
 type cqUse struct {
@@ -72,7 +108,7 @@ func (e *EVD) attach(op string, depth int, srq *SRQ, solicited bool) (*cverbs.CQ
 		return nil, newError(op, InvalidHandle)
 	}
 	if solicited && e.scq == nil {
-		scq, err := e.ia.vctx.NewCQ(max(depth, 1), e.ch)
+		scq, err := e.ia.vctx.NewCQ(e.ia.cqSize(max(depth, 1)), e.ch)
 		if err != nil {
 			return nil, verbsErr(op, err, InsufficientResources|ResourceTEVD)
 		}
@@ -113,6 +149,9 @@ func (e *EVD) fitLocked(cq *cverbs.CQ, u *cqUse) error {
 	}
 	if m := e.ia.devAttr.MaxCQE; m > 0 && want > m {
 		return fmt.Errorf("%d CQ entries needed, the device has at most %d", want, m)
+	}
+	if !e.ia.cqResizable {
+		return fmt.Errorf("%d CQ entries needed, the CQ has %d and the device cannot resize it: create the EVD with a larger qlen", want, cq.CQE())
 	}
 	return cq.Resize(want)
 }

@@ -87,7 +87,7 @@ func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 		if err != nil {
 			return nil, verbsErr(op, err, InsufficientResources|ResourceTEVD)
 		}
-		cq, err := ia.vctx.NewCQ(qlen, ch)
+		cq, err := ia.vctx.NewCQ(ia.cqSize(qlen), ch)
 		if err != nil {
 			ch.Close()
 			return nil, verbsErr(op, err, InsufficientResources|ResourceTEVD)

@@ -31,8 +31,11 @@ type IA struct {
 	vctx     *cverbs.Context
 	devAttr  cverbs.DeviceAttr
 	portAttr cverbs.PortAttr
-	ech      *cverbs.EventChannel
-	asyncEVD *EVD
+	// cqResizable: the device can resize a CQ (soft-iWARP cannot); see
+	// cqsize.go.
+	cqResizable bool
+	ech         *cverbs.EventChannel
+	asyncEVD    *EVD
 
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
@@ -119,6 +122,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	if ia.portAttr, err = vctx.QueryPort(port); err != nil {
 		return fail(verbsErr(op, err, InternalError))
 	}
+	ia.cqResizable = cqResizable(vctx)
 	// The asynchronous EVD is bounded like any other (its queue is
 	// allocated whole): no larger than the device's largest CQ.
 	if asyncEVDQLen > cmp.Or(ia.devAttr.MaxCQE, maxAsyncEVDQLen) {
