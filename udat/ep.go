@@ -124,6 +124,9 @@ type EP struct {
 	// been reported (ia.handleAsync), or the EP is being freed; cleared by
 	// Reset. Linux 6.12's Soft-RoCE raises it several times.
 	lastWQE atomic.Bool
+	// flushGen counts the Resets: a settle scheduled by a flush before
+	// one has nothing left to settle.
+	flushGen atomic.Uint64
 }
 
 // State returns the EP's current state.
@@ -659,6 +662,7 @@ func (ep *EP) Reset() error {
 		return badHandle(op, HandleTypeEP)
 	}
 	ep.setFlushing(false, nil)
+	ep.flushGen.Add(1)
 	ep.deviceFlushed.Store(false)
 	ep.lastWQE.Store(false)
 	ep.terminated = false
@@ -675,7 +679,7 @@ func (ep *EP) Reset() error {
 // missing as flushed and empties the rings. Later completions of the old
 // work requests are recognised as stale and dropped.
 func (ep *EP) retire() {
-	deadline := time.Now().Add(500 * time.Millisecond)
+	deadline := time.Now().Add(settleGrace)
 	for {
 		ep.sq.mu.Lock()
 		ns := ep.sq.pending()
@@ -704,10 +708,59 @@ func (ep *EP) retire() {
 }
 
 // flushQueues moves the QP to the error state, so that the hardware flushes
-// every DTO still outstanding, and settles the unsignalled ones.
+// every DTO still outstanding, and settles the unsignalled ones. What the
+// hardware leaves outstanding is flushed by settle.
 func (ep *EP) flushQueues() {
 	ep.setFlushing(true, ep.qp.ToError)
 	ep.postFlushMarker()
+	gen := ep.flushGen.Load()
+	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
+}
+
+// settleGrace is how long the hardware has to complete the DTOs of a QP
+// moved to the error state before the library completes the rest as
+// flushed.
+const settleGrace = 500 * time.Millisecond
+
+// settle completes as flushed the DTOs still outstanding settleGrace after
+// flushQueues, unless the EP was reset since (gen). A QP that entered the
+// error state by itself before the library knew it may have taken work
+// requests that its device never completes: soft-iWARP completes nothing
+// posted after its QP left RTS, Soft-RoCE no receive. Late completions of
+// what settle reports are stale and dropped (fifoRing.drain).
+func (ep *EP) settle(gen uint64) {
+	if ep.freed.Load() {
+		return
+	}
+	ep.reap()
+	ep.settleRing(ep.reqEVD, ep.sq, gen)
+	ep.settleRing(ep.recvEVD, ep.rq, gen)
+}
+
+// settleRing is settle for ring r, whose completions go to e. The EVD's
+// lock is taken before the ring's, as when completions are polled, so the
+// flushed DTOs are reported after those polled before them.
+func (ep *EP) settleRing(e *EVD, r *fifoRing, gen uint64) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead() {
+		return
+	}
+	r.mu.Lock()
+	var left []dtoSlot
+	if r.flushing && ep.flushGen.Load() == gen && r.pending() > 0 {
+		left = r.drain()
+	}
+	r.mu.Unlock()
+	for i := range left {
+		ep.slotEventTo(e.pushSlotLocked(), &left[i])
+	}
+	if len(left) > 0 {
+		e.wakeLocked()
+	}
 }
 
 // setFlushing runs change (the QP's move to or out of the error state,

@@ -142,3 +142,25 @@ func TestDeviceFlushInDisconnectIsNotBroken(t *testing.T) {
 	time.Sleep(deviceFlushGrace + 100*time.Millisecond)
 	requireEmpty(t, c.conn)
 }
+
+// DTOs posted to a QP that has entered the error state by itself, before
+// the library knows, may never be completed by the device (soft-iWARP
+// completes none, Soft-RoCE no receive): when the EP's queues are flushed,
+// each still completes exactly once, as flushed.
+func TestFlushSettlesWhatTheDeviceNeverCompletes(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c := p.client
+	require.NoError(t, c.ep.qp.ToError(), "the device, not the library, ends the QP")
+	postRecvs(t, c, 0, 64, 2, 1)
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(128, 64)}, 3, CompletionDefault))
+	require.NoError(t, c.ep.Disconnect(CloseAbruptFlag))
+	seen := map[uint64]bool{}
+	for range 3 {
+		d := waitDTO(t, c.req)
+		require.Equal(t, DTOErrFlushed, d.Status, "cookie %d", d.Cookie)
+		require.False(t, seen[d.Cookie], "cookie %d completes once", d.Cookie)
+		seen[d.Cookie] = true
+	}
+	time.Sleep(settleGrace)
+	requireEmpty(t, c.req)
+}
