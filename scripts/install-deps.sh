@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # install-deps.sh: install the Debian packages udapl builds and tests with, if
-# any is missing. Needs root and apt-get; says what to install otherwise.
+# any is missing (needs root and apt-get; says what to install otherwise), and
+# the Go tools make vet runs, into bin/ (from the Go module proxy).
 set -euo pipefail
+
+# Pinned, so that a new release's checks fail no run by themselves; v0.8.2
+# needs Go 1.26, as go.mod does.
+staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+bin=$(cd "$(dirname "$0")/.." && pwd)/bin
+# staticcheck -version ends in "(0.8.2)".
+if ! "$bin/staticcheck" -version 2>/dev/null | grep -qF "(${staticcheck##*@v})"; then
+	echo "install-deps.sh: installing $staticcheck into bin/" >&2
+	GOBIN=$bin go install "$staticcheck"
+fi
 
 pkgs=(
 	gcc pkg-config                               # cgo

@@ -103,7 +103,8 @@ func TestCNOWaitTimeoutAndCancel(t *testing.T) {
 	requireCode(t, err, InterruptedCall)
 	require.Nil(t, evd)
 
-	_, err = cno.WaitContext(nil) //nolint:staticcheck // the nil context is the point
+	//lint:ignore SA1012 the nil context is the point
+	_, err = cno.WaitContext(nil)
 	requireCode(t, err, InvalidParameter|InvalidArg2)
 }
 

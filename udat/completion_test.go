@@ -21,7 +21,7 @@ import (
 
 // waitAsync runs e.Wait(timeout, 1) in a goroutine and returns a function
 // that gives its outcome and how long it took.
-func waitAsync(e *EVD, timeout Timeout) func() (Event, error, time.Duration) {
+func waitAsync(e *EVD, timeout Timeout) func() (Event, time.Duration, error) {
 	type result struct {
 		ev  Event
 		err error
@@ -38,9 +38,9 @@ func waitAsync(e *EVD, timeout Timeout) func() (Event, error, time.Duration) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond)
-	return func() (Event, error, time.Duration) {
+	return func() (Event, time.Duration, error) {
 		r := <-done
-		return r.ev, r.err, r.d
+		return r.ev, r.d, r.err
 	}
 }
 
@@ -83,7 +83,7 @@ func TestSolicitedWaitWakesForOtherCompletions(t *testing.T) {
 	postRecvs(t, s, 0, 64, 1, 100)
 	result := waitAsync(evd, 15_000_000)
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))
-	ev, err, took := result()
+	ev, took, err := result()
 	require.NoError(t, err)
 	require.Equal(t, EventDTOCompletion, ev.Number)
 	assert.Less(t, took, 5*time.Second, "the send's completion wakes the waiter")
@@ -97,7 +97,7 @@ func TestSolicitedWaitWakesForOtherCompletions(t *testing.T) {
 	postRecvs(t, s, 0, 64, 1, 101)
 	result = waitAsync(evd, 15_000_000)
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2, CompletionSuppress))
-	ev, err, took = result()
+	ev, took, err = result()
 	require.NoError(t, err)
 	require.Equal(t, uint64(101), ev.DTO.Cookie)
 	assert.Less(t, took, 5*time.Second, "the default EP's receive wakes the waiter")
@@ -119,7 +119,7 @@ func TestSolicitedWaitHoldsBackUnsolicitedReceives(t *testing.T) {
 	result := waitAsync(s.recv, Timeout(timeout/time.Microsecond))
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))
 	require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
-	ev, err, took := result()
+	ev, took, err := result()
 	// The waiter sleeps until its timeout, and then finds the receive.
 	require.GreaterOrEqual(t, took, timeout-50*time.Millisecond, "a non-solicited receive does not wake the waiter")
 	if err != nil {
@@ -131,7 +131,7 @@ func TestSolicitedWaitHoldsBackUnsolicitedReceives(t *testing.T) {
 
 	result = waitAsync(s.recv, 15_000_000)
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2, CompletionSolicitedWait))
-	ev, err, took = result()
+	ev, took, err = result()
 	require.NoError(t, err)
 	require.Equal(t, uint64(101), ev.DTO.Cookie)
 	assert.Less(t, took, 5*time.Second, "a solicited receive wakes the waiter")

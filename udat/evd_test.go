@@ -54,7 +54,8 @@ func TestEVDWaitContext(t *testing.T) {
 	require.Equal(t, "hi", ev.Software)
 	require.Equal(t, e, ev.EVD)
 	require.Zero(t, n)
-	_, _, err = e.WaitContext(nil, 1) //nolint:staticcheck // a nil context is refused, not a panic
+	//lint:ignore SA1012 a nil context is refused, not a panic
+	_, _, err = e.WaitContext(nil, 1)
 	requireType(t, err, InvalidParameter)
 }
 
