@@ -7,7 +7,6 @@
 set -euo pipefail
 
 out=${1:?usage: bench-report.sh OUTDIR}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 results=$out/results.tsv
 cat "$out"/det/results.tsv "$out"/smp/results.tsv >"$results" 2>/dev/null || true
 [ -s "$results" ] || { echo "bench-report.sh: no results in $out/det or $out/smp" >&2; exit 1; }

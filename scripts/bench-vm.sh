@@ -281,8 +281,6 @@ ours() {
 		# A round trip at a time (-q 1): its mean time in the p50 column.
 		vals[2]=$(awk -v m="${vals[0]}" 'BEGIN { printf "%.2f", 1e6 / m }') vals[3]=NA
 		vals[0]=NA vals[1]=NA
-	elif false; then
-		vals[0]=NA vals[1]=NA
 	else
 		vals[2]=NA vals[3]=NA
 	fi
