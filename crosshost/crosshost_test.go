@@ -3,7 +3,6 @@ package crosshost
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/udapl-go/udapl/internal/datpeer"
+	"github.com/udapl-go/udapl/internal/datpeer/gopeer"
 	"github.com/udapl-go/udapl/internal/devtest"
 	"github.com/udapl-go/udapl/udat"
 )
@@ -27,28 +28,28 @@ func init() { portSeq.Store(uint32(30000 + os.Getpid()%2000*8)) }
 func nextPort() uint16 { return uint16(portSeq.Add(1)) }
 
 // runHere runs one datpeer-protocol side in this test.
-func runHere(t *testing.T, role byte, opts dpOpts, f func(g *dpPeer)) {
+func runHere(t *testing.T, role byte, opts gopeer.Opts, f func(g *gopeer.Peer)) {
 	t.Helper()
 	devtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	require.NoError(t, dpRun(ctx, role, opts, t.Logf, f))
+	require.NoError(t, gopeer.Run(ctx, devtest.Device(), role, opts, t.Logf, f))
 }
 
 func TestGoClientToGoServer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts dpOpts
+		opts gopeer.Opts
 	}{
-		{"client disconnects", dpOpts{}},
-		{"server disconnects", dpOpts{ServerDisconnects: true}},
-		{"server on an SRQ", dpOpts{SRQ: true}},
-		{"reject", dpOpts{Reject: true}},
+		{"client disconnects", gopeer.Opts{}},
+		{"server disconnects", gopeer.Opts{ServerDisconnects: true}},
+		{"server on an SRQ", gopeer.Opts{SRQ: true}},
+		{"reject", gopeer.Opts{Reject: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			port := nextPort()
 			srv := startRole(t, request{Role: "go-server", Port: port, Args: roleArgs{DP: tc.opts}})
-			runHere(t, dpRoleClient, tc.opts, func(g *dpPeer) { g.runClient(peerAddr(t), udat.ConnQual(port)) })
+			runHere(t, datpeer.RoleClient, tc.opts, func(g *gopeer.Peer) { g.RunClient(peerAddr(t), udat.ConnQual(port)) })
 			srv.finish(t, time.Minute)
 		})
 	}
@@ -57,18 +58,18 @@ func TestGoClientToGoServer(t *testing.T) {
 func TestGoServerToGoClient(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts dpOpts
+		opts gopeer.Opts
 	}{
-		{"client disconnects", dpOpts{}},
-		{"server disconnects, server on an SRQ", dpOpts{ServerDisconnects: true, SRQ: true}},
-		{"reject", dpOpts{Reject: true}},
+		{"client disconnects", gopeer.Opts{}},
+		{"server disconnects, server on an SRQ", gopeer.Opts{ServerDisconnects: true, SRQ: true}},
+		{"reject", gopeer.Opts{Reject: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			port := nextPort()
-			runHere(t, dpRoleServer, tc.opts, func(g *dpPeer) {
-				g.listen(udat.ConnQual(port))
+			runHere(t, datpeer.RoleServer, tc.opts, func(g *gopeer.Peer) {
+				g.Listen(udat.ConnQual(port))
 				cl := startRole(t, request{Role: "go-client", Port: port, Args: roleArgs{DP: tc.opts}})
-				g.runServer()
+				g.RunServer()
 				cl.finish(t, time.Minute)
 			})
 		})
@@ -82,30 +83,30 @@ func TestGoAndCAcrossTheWire(t *testing.T) {
 	t.Run("C server, Go client", func(t *testing.T) {
 		port := nextPort()
 		srv := startRole(t, request{Role: "c-server", Port: port, Args: roleArgs{DatPeer: bin}})
-		runHere(t, dpRoleClient, dpOpts{}, func(g *dpPeer) { g.runClient(peerAddr(t), udat.ConnQual(port)) })
+		runHere(t, datpeer.RoleClient, gopeer.Opts{}, func(g *gopeer.Peer) { g.RunClient(peerAddr(t), udat.ConnQual(port)) })
 		srv.finish(t, time.Minute)
 	})
 	t.Run("C server rejects Go client", func(t *testing.T) {
 		port := nextPort()
 		srv := startRole(t, request{Role: "c-server", Port: port, Args: roleArgs{DatPeer: bin}})
-		runHere(t, dpRoleClient, dpOpts{Reject: true}, func(g *dpPeer) { g.runClient(peerAddr(t), udat.ConnQual(port)) })
+		runHere(t, datpeer.RoleClient, gopeer.Opts{Reject: true}, func(g *gopeer.Peer) { g.RunClient(peerAddr(t), udat.ConnQual(port)) })
 		srv.finish(t, time.Minute)
 	})
 	t.Run("Go server, C client", func(t *testing.T) {
 		port := nextPort()
-		runHere(t, dpRoleServer, dpOpts{}, func(g *dpPeer) {
-			g.listen(udat.ConnQual(port))
+		runHere(t, datpeer.RoleServer, gopeer.Opts{}, func(g *gopeer.Peer) {
+			g.Listen(udat.ConnQual(port))
 			cl := startRole(t, request{Role: "c-client", Port: port, Args: roleArgs{DatPeer: bin}})
-			g.runServer()
+			g.RunServer()
 			cl.finish(t, time.Minute)
 		})
 	})
 	t.Run("Go server rejects C client", func(t *testing.T) {
 		port := nextPort()
-		runHere(t, dpRoleServer, dpOpts{}, func(g *dpPeer) {
-			g.listen(udat.ConnQual(port))
-			cl := startRole(t, request{Role: "c-client", Port: port, Args: roleArgs{DatPeer: bin, DP: dpOpts{Reject: true}}})
-			g.runServer()
+		runHere(t, datpeer.RoleServer, gopeer.Opts{}, func(g *gopeer.Peer) {
+			g.Listen(udat.ConnQual(port))
+			cl := startRole(t, request{Role: "c-client", Port: port, Args: roleArgs{DatPeer: bin, DP: gopeer.Opts{Reject: true}}})
+			g.RunServer()
 			cl.finish(t, time.Minute)
 		})
 	})
@@ -114,7 +115,6 @@ func TestGoAndCAcrossTheWire(t *testing.T) {
 var datPeerBin struct {
 	once sync.Once
 	path string
-	out  []byte
 	err  error
 }
 
@@ -133,9 +133,8 @@ func buildDatPeer(t *testing.T) string {
 			}
 		}
 		d.path = filepath.Join(dir, "datpeer")
-		src := filepath.Join("..", "testdata", "datpeer", "datpeer.c")
-		d.out, d.err = exec.Command("cc", "-O2", "-Wall", "-o", d.path, src, "-ldat2").CombinedOutput()
+		d.err = datpeer.Build(context.Background(), d.path)
 	})
-	require.NoError(t, d.err, "building the C peer (cc, libdat2 and <dat2/udat.h>, Debian: gcc libdapl-dev, are needed):\n%s", d.out)
+	require.NoError(t, d.err)
 	return d.path
 }

@@ -13,15 +13,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/udapl-go/udapl/internal/datpeer"
+	"github.com/udapl-go/udapl/internal/datpeer/gopeer"
 	"github.com/udapl-go/udapl/internal/devtest"
 	"github.com/udapl-go/udapl/udat"
 )
 
 // roleArgs are the knobs of the roles.
 type roleArgs struct {
-	DP      dpOpts `json:"dp"`
-	DatPeer string `json:"datpeer,omitempty"` // the C datpeer binary
-	Stream  stream `json:"stream"`
+	DP      gopeer.Opts `json:"dp"`
+	DatPeer string      `json:"datpeer,omitempty"` // the C datpeer binary
+	Stream  stream      `json:"stream"`
 	// BounceMS is how long bounce-source keeps its host's link down.
 	BounceMS int `json:"bounce_ms,omitempty"`
 }
@@ -33,10 +35,10 @@ type role func(ctx context.Context, req request, ready func(), rl *roleLog) erro
 
 var roles = map[string]role{
 	"go-server": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
-		return dpRun(ctx, dpRoleServer, req.Args.DP, rl.logf, func(g *dpPeer) {
-			g.listen(udat.ConnQual(req.Port))
+		return gopeer.Run(ctx, devtest.Device(), datpeer.RoleServer, req.Args.DP, rl.logf, func(g *gopeer.Peer) {
+			g.Listen(udat.ConnQual(req.Port))
 			ready()
-			g.runServer()
+			g.RunServer()
 		})
 	},
 	"go-client": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
@@ -45,8 +47,8 @@ var roles = map[string]role{
 			return err
 		}
 		ready()
-		return dpRun(ctx, dpRoleClient, req.Args.DP, rl.logf, func(g *dpPeer) {
-			g.runClient(addr, udat.ConnQual(req.Port))
+		return gopeer.Run(ctx, devtest.Device(), datpeer.RoleClient, req.Args.DP, rl.logf, func(g *gopeer.Peer) {
+			g.RunClient(addr, udat.ConnQual(req.Port))
 		})
 	},
 	"c-server": func(ctx context.Context, req request, ready func(), rl *roleLog) error {
@@ -156,14 +158,14 @@ func runDatPeer(ctx context.Context, bin string, ready func(), rl *roleLog, args
 	if err != nil {
 		return err
 	}
-	conf, err := filepath.Abs(filepath.Join("..", "testdata", "datpeer", "dat.conf"))
+	dir, err := datpeer.Dir()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, datpeer.RunLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-P", prov}, args...)...)
-	cmd.Env = append(os.Environ(), udat.DatConfEnv+"="+conf)
+	cmd.Env = append(os.Environ(), udat.DatConfEnv+"="+filepath.Join(dir, "dat.conf"))
 	cmd.WaitDelay = 5 * time.Second
 	r, w, err := os.Pipe()
 	if err != nil {
