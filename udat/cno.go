@@ -405,13 +405,14 @@ func (e *EVD) stopWatchLocked() *cqWatch {
 }
 
 // armLocked asks the CQs for an event at their next completion (the
-// solicited CQ: at its next solicited one or error). Caller holds e.mu.
+// solicited CQ: at its next solicited one or error, where the device can
+// tell). Caller holds e.mu.
 func (e *EVD) armLocked() {
 	if e.cq != nil {
 		e.cq.ReqNotify(false)
 	}
 	if e.scq != nil {
-		e.scq.ReqNotify(true)
+		e.scq.ReqNotify(e.ia.solicitedNotifies())
 	}
 }
 

@@ -40,6 +40,7 @@ func atomicLMR(t testing.TB, p *pair) *LMR {
 func TestIBRDMAWriteImmed(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needImmediate(t, c)
 	// A receive with no segment is enough for the immediate data.
 	require.NoError(t, s.ep.PostRecv(nil, 77, CompletionDefault))
 	copy(c.lmr.Bytes()[256:], "written with immediate data")
@@ -60,6 +61,7 @@ func TestIBRDMAWriteImmed(t *testing.T) {
 func TestIBSendImmed(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needImmediate(t, c)
 	postRecvs(t, s, 0, 64, 1, 40)
 	copy(c.lmr.Bytes()[512:], "hello with immediate")
 	require.NoError(t, c.ep.PostSendImmed([]LMRTriplet{c.lmr.Triplet(512, 20)}, 6, 0x01020304, CompletionDefault))
@@ -84,6 +86,7 @@ func TestIBSendImmed(t *testing.T) {
 func TestIBFetchAndAddAndCmpAndSwap(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needAtomics(t, c)
 	target := atomicLMR(t, p)
 	word := func(l *LMR, off int) uint64 { return binary.NativeEndian.Uint64(l.Bytes()[off:]) }
 	binary.NativeEndian.PutUint64(target.Bytes()[8:], 40)
@@ -161,6 +164,7 @@ func TestIBAtomicPostTimeChecks(t *testing.T) {
 func TestIBAtomicWithoutRemoteAtomicPrivilege(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needAtomics(t, c)
 	binary.NativeEndian.PutUint64(s.lmr.Bytes()[64:], 5)
 	require.NoError(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 9, s.lmr.RMRTriplet(64, 8), CompletionDefault))
 	ev := waitIBDTO(t, c.req)
@@ -181,6 +185,7 @@ func TestIBExtensionsBatchedToSRQ(t *testing.T) {
 	require.NoError(t, err)
 	p := newPairIn(t, ia, pz, pairOpts{srq: srq})
 	c, s := p.client, p.server
+	needImmediate(t, c)
 	for i := range 3 {
 		require.NoError(t, srq.PostRecv([]LMRTriplet{s.lmr.Triplet(i*64, 64)}, uint64(100+i)))
 	}
@@ -229,6 +234,7 @@ func TestIBExtensionsBatchedToSRQ(t *testing.T) {
 func TestIBExtensionFlushedWhenDisconnected(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c := p.client
+	needAtomics(t, c)
 	disconnectPair(t, p)
 	target := atomicLMR(t, p)
 	require.NoError(t, c.ep.PostFetchAndAdd(1, c.lmr.Triplet(0, 8), 4, target.RMRTriplet(0, 8), CompletionDefault))

@@ -569,7 +569,10 @@ func openFuzzEnv(t testing.TB, o fuzzEnvOpts) *fuzzEnv {
 	ca, sa := DefaultEPAttr(), DefaultEPAttr()
 	ca.RequestCompletionFlags = CompletionUnsignalled
 	ca.RecvCompletionFlags = CompletionUnsignalled
-	ca.MaxRequestIOV, ca.MaxRDMAWriteIOV, ca.MaxRDMAReadIOV, ca.MaxRecvIOV = 3, 2, 4, 2
+	iaAttr, _, err := ia.Query()
+	require.NoError(t, err)
+	ca.MaxRequestIOV, ca.MaxRDMAWriteIOV, ca.MaxRecvIOV = 3, 2, 2
+	ca.MaxRDMAReadIOV = min(4, iaAttr.MaxIOVSegmentsPerRDMARead) // soft-iWARP: 1
 	ca.MaxMessageSize, ca.MaxRDMASize = 1<<20, 1<<20
 	sa.MaxMessageSize, sa.MaxRDMASize = 96<<10, 128<<10
 	po := pairOpts{clientAttr: &ca, serverAttr: &sa, splitEVDs: true}
@@ -902,6 +905,9 @@ func (e *fuzzEnv) modelRecv(i int, rv Recv, srq bool) fuzzDTO {
 		if len(rv.LocalIOV) > a.MaxRecvIOV {
 			x.viol |= typesOf(InvalidParameter)
 		}
+	}
+	if len(rv.LocalIOV) == 0 && onSIW(e.p.ia) {
+		x.viol |= typesOf(InvalidParameter) // no receive without segments
 	}
 	viol, total, segs := e.checkIOVModel(rv.LocalIOV, MemPrivLocalWrite)
 	x.viol |= viol

@@ -287,6 +287,9 @@ func (ep *EP) checkRequest(r *fifoRing, req *Request, sge []cverbs.SGE) ([]cverb
 			return nil, 0, err
 		}
 	}
+	if (req.Op == DTOIBRDMAWriteImmed || req.WithImmed) && !ep.ia.hasImmediate() {
+		return nil, 0, newErrorDetail(o.name, ModelNotSupported, "the device carries no immediate data (DAT_IB_IMMED_DATA is FALSE)")
+	}
 	if len(req.LocalIOV) > ep.maxIOV(req.Op) {
 		return nil, 0, newError(o.name, InvalidParameter|InvalidArg2)
 	}
@@ -515,6 +518,9 @@ func (ep *EP) checkRecv(rv *Recv) error {
 	}
 	if len(rv.LocalIOV) > ep.attr.MaxRecvIOV {
 		return newError(recvOp, InvalidParameter|InvalidArg2)
+	}
+	if len(rv.LocalIOV) == 0 && !ep.ia.emptyRecvs() {
+		return errNoEmptyRecv(recvOp)
 	}
 	if ep.recvEVD == nil {
 		return newError(recvOp, InvalidState|InvalidStateEPEVDRecv)

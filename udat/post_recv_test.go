@@ -19,7 +19,9 @@ import (
 func TestPostRecvZeroSizeMessage(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
-	require.NoError(t, s.ep.PostRecv(nil, 1, CompletionDefault))
+	err := s.ep.PostRecv(nil, 1, CompletionDefault)
+	siwRefuses(t, p.ia, err, InvalidParameter|InvalidArg2, "receive without segments")
+	require.NoError(t, err)
 	require.NoError(t, s.ep.PostRecv([]LMRTriplet{}, 2, CompletionDefault))
 	require.NoError(t, c.ep.PostSend(nil, 1, CompletionDefault))
 	require.NoError(t, c.ep.PostSend(nil, 2, CompletionDefault))

@@ -162,6 +162,10 @@ func (s *SRQ) postRecvs(recvs []Recv) (int, error) {
 			err = newError(srqRecvOp, InvalidParameter|InvalidArg2)
 			break
 		}
+		if len(rv.LocalIOV) == 0 && !s.ia.emptyRecvs() {
+			err = errNoEmptyRecv(srqRecvOp)
+			break
+		}
 		var sge []cverbs.SGE
 		var total uint64
 		if sge, r.lmrv, total, err = checkIOV(srqRecvOp, s.ia, s.pz, rv.LocalIOV, MemPrivLocalWrite, r.sgeSlot(k), r.lmrv); err != nil {

@@ -57,7 +57,9 @@ func send(t testing.TB, sd side, off, n int, cookie uint64, flags CompletionFlag
 // receiving a zero-size message."
 func TestSRQPostRecvZeroSizeMessage(t *testing.T) {
 	s := newSRQSetup(t, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 2}, nil, nil)
-	require.NoError(t, s.srq.PostRecv(nil, 1))
+	err := s.srq.PostRecv(nil, 1)
+	siwRefuses(t, s.srq.ia, err, InvalidParameter|InvalidArg2, "receive without segments")
+	require.NoError(t, err)
 	require.NoError(t, s.srq.PostRecv([]LMRTriplet{}, 2))
 	send(t, s.a.client, 0, 0, 1, CompletionDefault)
 	send(t, s.a.client, 0, 0, 2, CompletionDefault)
@@ -423,7 +425,9 @@ func TestSRQResize(t *testing.T) {
 	s := newSRQSetup(t, SRQAttr{MaxRecvDTOs: 2, MaxRecvIOV: 1}, nil, nil)
 	s.post(t, 2, 64, 1)
 	requireCode(t, s.srq.Resize(1), InvalidState)
-	require.NoError(t, s.srq.Resize(6))
+	err := s.srq.Resize(6)
+	siwRefuses(t, s.srq.ia, err, ModelNotSupported, "SRQ resize")
+	require.NoError(t, err)
 	for i := 2; i < 6; i++ {
 		require.NoError(t, s.srq.PostRecv([]LMRTriplet{s.lmr.Triplet(i*64, 64)}, uint64(i+1)))
 	}

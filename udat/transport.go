@@ -22,6 +22,29 @@ func (ia *IA) hasImmediate() bool { return ia.ibTransport() }
 // hasAtomics reports whether the device does the IB atomics.
 func (ia *IA) hasAtomics() bool { return ia.ibTransport() && ia.devAttr.AtomicCap != atomicNone }
 
+// siwVendorID is soft-iWARP's vendor_id ("bmt").
+const siwVendorID = 0x626d74
+
+// solicitedNotifies reports whether the device wakes a CQ armed for
+// solicited completions only when a solicited receive completes.
+// Soft-iWARP never does: it matches a receive's completion against a
+// solicited-only arm without the receive's solicited mark. There the
+// solicited CQ is armed for every completion, so that a receive that
+// asked for solicited wait wakes its waiter like any other: one woken
+// early dequeues an event it did not wait for, one never woken would hang.
+func (ia *IA) solicitedNotifies() bool { return ia.devAttr.VendorID != siwVendorID }
+
+// emptyRecvs reports whether the device takes a receive without segments,
+// for a zero-byte message or an RDMA write with immediate data.
+// Soft-iWARP refuses one.
+func (ia *IA) emptyRecvs() bool { return ia.devAttr.VendorID != siwVendorID }
+
+// errNoEmptyRecv is the error of a receive without segments on a device
+// that takes none: its number of segments is refused.
+func errNoEmptyRecv(op string) error {
+	return newErrorDetail(op, InvalidParameter|InvalidArg2, "the device takes no receive without segments")
+}
+
 // extension returns the DAT extension the IA supports: the IB extension on
 // InfiniBand and RoCE, none otherwise, as in C.
 func (ia *IA) extension() Extension {

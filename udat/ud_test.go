@@ -17,6 +17,7 @@ import (
 // udSide is one UD EP with its EVDs and memory.
 func newUDSide(t testing.TB, ia *IA, pz *PZ) side {
 	t.Helper()
+	needUD(t, ia, pz)
 	attr := DefaultEPAttr()
 	attr.ServiceType = ServiceTypeIBUD
 	attr.MaxRecvDTOs, attr.MaxRequestDTOs = 128, 128
