@@ -2,6 +2,7 @@ package udat
 
 import (
 	"bytes"
+	"errors"
 	"net/netip"
 	"syscall"
 	"time"
@@ -36,6 +37,15 @@ const (
 )
 
 var rejectHeader = []byte{0x02, 0x00, 0x02, 0x00}
+
+// peerRejected tells a reject by the peer's Consumer from one by its
+// connection manager or transport. On InfiniBand and RoCE the reject's
+// reason says which; iWARP gives ECONNREFUSED for both, but a DAT peer's
+// reject, C's as ours, carries rejectHeader in its private data, and a
+// refused TCP connection carries none.
+func peerRejected(ev cverbs.CMEvent) bool {
+	return ev.Status == ibRejConsumerDefined || bytes.HasPrefix(ev.PrivateData, rejectHeader)
+}
 
 // ConnQualPort returns the rdma_cm port a connection qualifier maps to.
 func ConnQualPort(connQual ConnQual) uint16 {
@@ -287,9 +297,25 @@ func (ep *EP) sendConnect(id *cverbs.CMID, p cverbs.ConnParam) {
 		return
 	}
 	if err != nil && ep.getState() == EPStateActiveConnectionPending {
-		ep.failLocked(EventConnectionUnreachable, nil)
+		var en syscall.Errno
+		errors.As(err, &en)
+		ep.failLocked(connectFailure(en), nil)
 	}
 	ep.mu.Unlock()
+}
+
+// connectFailure is the event that ends a connection attempt that failed
+// with errno: on iWARP, whose rdma_connect makes the TCP connection, a
+// refused one means that no one listens there, a reject by the peer's
+// transport.
+func connectFailure(errno syscall.Errno) EventNumber {
+	switch errno {
+	case syscall.ETIMEDOUT:
+		return EventConnectionTimedOut
+	case syscall.ECONNREFUSED:
+		return EventConnectionNonPeerRejected
+	}
+	return EventConnectionUnreachable
 }
 
 // takeIDLocked detaches the EP's rdma_cm id and returns it for the caller
@@ -401,7 +427,7 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 	case cverbs.CMEventRejected:
 		switch s {
 		case EPStateActiveConnectionPending:
-			if ev.Status == ibRejConsumerDefined {
+			if peerRejected(ev) {
 				ep.failLocked(EventConnectionPeerRejected, bytes.TrimPrefix(ev.PrivateData, rejectHeader))
 			} else {
 				ep.failLocked(EventConnectionNonPeerRejected, nil)
@@ -412,11 +438,7 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 	case cverbs.CMEventAddrError, cverbs.CMEventRouteError, cverbs.CMEventUnreachable, cverbs.CMEventConnectError:
 		switch s {
 		case EPStateActiveConnectionPending:
-			num := EventConnectionUnreachable
-			if ev.Status == -int(syscall.ETIMEDOUT) || ev.Status == int(syscall.ETIMEDOUT) {
-				num = EventConnectionTimedOut
-			}
-			ep.failLocked(num, nil)
+			ep.failLocked(connectFailure(syscall.Errno(max(ev.Status, -ev.Status))), nil)
 		case EPStateCompletionPending:
 			ep.failLocked(EventConnectionAcceptCompletionError, nil)
 		case EPStateConnected, EPStateDisconnectPending:
