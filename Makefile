@@ -4,18 +4,20 @@
 #                (make demo RDMA=siw: over soft-iWARP siw0 in the VM)
 #   make test    gofmt, go vet and staticcheck in every build configuration (vet),
 #                host unit tests (also of the build without cgo: build-other),
-#                then every test inside the Soft-RoCE VM, and the cross-host
-#                and fault tests in a pair of VMs (test-2host)
+#                then every test inside the Soft-RoCE VM, the cross-host
+#                and fault tests in a pair of VMs (test-2host), the device
+#                tests under Linux 6.12 (test-612), and a table of the runs
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
 #                (make bench-instr first, then the rates)
 #   make bench-instr user-space instructions per operation of each tool, counted
 #                with callgrind in the VM; the first section of BENCHMARKS.md
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
-#                instead of rxe0, with pass/fail counts (not part of make test)
+#                instead of rxe0, with a table of the results (not part of
+#                make test yet)
 #   make test-612 the udat and cverbs device tests in the VM on Soft-RoCE under
-#                Linux 6.12 instead of 6.1, with pass/fail counts (not part of
-#                make test); test-2host-612 the cross-host tests there
+#                Linux 6.12 instead of 6.1, with a table of the results (part
+#                of make test); test-2host-612 the cross-host tests there
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -25,7 +27,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host test-siw test-612 test-2host-612 demo bench bench-instr clean
+.PHONY: all deps build build-other vet test test-host test-vm test-race test-2host test-siw test-612 test-2host-612 test-summary demo bench bench-instr clean
 
 all: build
 
@@ -72,9 +74,12 @@ build-other:
 test-host: deps
 	UDAPL_HOST_ONLY=1 $(GO) test -count=1 $(PKGS)
 
-# Every test, device tests included, inside the VM (one VM per test binary).
+# Every test, device tests included, inside the VM (one VM per test binary),
+# with the table of test-summary (the crosshost tests skip here: they need
+# the pair of test-2host).
 test-vm: deps
-	$(GO) test -count=1 -p 1 -timeout 20m -exec $(VMEXEC) $(PKGS)
+	-$(GO) test -count=1 -p 1 -timeout 20m -json -exec $(VMEXEC) $(PKGS) > /tmp/udapl-test-vm.json
+	$(GO) run ./internal/cmd/testsummary -failed-output rxe/6.1=/tmp/udapl-test-vm.json
 
 # The race detector over the packages whose tests post concurrently.
 test-race: deps
@@ -86,40 +91,29 @@ test-race: deps
 test-2host: deps
 	UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
 
-test: vet build-other test-host test-vm test-race test-2host
+test: vet build-other test-host test-vm test-race test-2host test-612 test-summary
 
-# The udat and cverbs device tests on soft-iWARP: the VM creates siw0 instead
-# of rxe0 (UDAPL_RDMA=siw; siw.ko is built once, see scripts/siw-module.sh)
-# and the tests open it (internal/devtest). Prints the failures and each
-# package's counts of top-level tests; the whole output is in SIWLOG.
-SIWLOG ?= /tmp/udapl-test-siw.log
-test-siw: SHELL := /bin/bash
-test-siw: deps
-	@UDAPL_RDMA=siw $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(VMEXEC) ./udat/ ./cverbs/ 2>&1 | \
-		tee $(SIWLOG) | grep -E '^(--- FAIL|ok |FAIL|panic:)'; rc=$${PIPESTATUS[0]}; \
-	echo "== test-siw (whole output in $(SIWLOG))"; \
-	awk -v what=siw $(TEST_COUNTS) $(SIWLOG); \
-	exit $$rc
+# The table of every device run of make test, one row per run and package.
+test-summary:
+	$(GO) run ./internal/cmd/testsummary rxe/6.1=/tmp/udapl-test-vm.json rxe/6.12=/tmp/udapl-test-612.json
 
-# TEST_COUNTS, an awk program over go test -v output: each package's counts
-# of top-level tests, then the totals, labelled with awk's variable what.
-TEST_COUNTS := '/^--- PASS/ {p++} /^--- FAIL/ {f++} /^--- SKIP/ {s++} \
-	/^(ok|FAIL)[ \t]+[a-z]/ {printf "%-36s %d passed, %d failed, %d skipped\n", $$2, p, f, s; tp += p; tf += f; ts += s; p = f = s = 0} \
-	END {printf "%s: %d passed, %d failed, %d skipped\n", what, tp, tf, ts}'
+# Device runs besides test-vm's (Soft-RoCE under Debian's Linux 6.1): the
+# udat and cverbs tests on soft-iWARP (test-siw: the VM creates siw0 instead
+# of rxe0; siw.ko is built once, see scripts/siw-module.sh) and on Soft-RoCE
+# under Linux 6.12 (test-612: Debian's backport for bookworm, fetched once
+# and cached beside 6.1's, see scripts/vmlib.sh). Each prints what its
+# failed tests printed, then the table of internal/testsummary: passed, not
+# applicable (the device lacks the feature, and udat refuses it as
+# documented), skipped and failed, per package. A plain skip fails the run.
+# The whole go test -json output is in /tmp/udapl-test-RUN.json.
+devrun_siw   := UDAPL_RDMA=siw
+devrun_612   := UDAPL_KERNEL=6.12
+devlabel_siw := siw/6.1
+devlabel_612 := rxe/6.12
 
-# The udat and cverbs device tests on Soft-RoCE under Linux 6.12, Debian's
-# backport for bookworm, instead of Debian 12's 6.1 (UDAPL_KERNEL=6.12: the
-# kernel is fetched once and cached beside 6.1's, see scripts/vmlib.sh).
-# Prints the failures and the counts as test-siw does; the whole output is
-# in LOG612. test-2host-612 runs the cross-host tests in a pair of 6.12 VMs.
-LOG612 ?= /tmp/udapl-test-612.log
-test-612: SHELL := /bin/bash
-test-612: deps
-	@UDAPL_KERNEL=6.12 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(VMEXEC) ./udat/ ./cverbs/ 2>&1 | \
-		tee $(LOG612) | grep -E '^(--- FAIL|ok |FAIL|panic:)'; rc=$${PIPESTATUS[0]}; \
-	echo "== test-612 (whole output in $(LOG612))"; \
-	awk -v what=6.12 $(TEST_COUNTS) $(LOG612); \
-	exit $$rc
+test-siw test-612: test-%: deps
+	-$(devrun_$*) $(GO) test -count=1 -p 1 -timeout 30m -json -exec $(VMEXEC) ./udat/ ./cverbs/ > /tmp/udapl-test-$*.json
+	$(GO) run ./internal/cmd/testsummary -skips-fail -failed-output $(devlabel_$*)=/tmp/udapl-test-$*.json
 
 test-2host-612: deps
 	UDAPL_KERNEL=6.12 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/

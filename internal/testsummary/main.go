@@ -8,7 +8,7 @@ import (
 )
 
 // usage is the command line of command testsummary.
-const usage = "testsummary [-skips-fail] LABEL=FILE [LABEL=FILE ...]"
+const usage = "testsummary [-skips-fail] [-failed-output] LABEL=FILE [LABEL=FILE ...]"
 
 // Main is command testsummary: args are its arguments (without the program
 // name). It writes the table of the runs to stdout and what fails them to
@@ -20,6 +20,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("testsummary", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	skipsFail := fs.Bool("skips-fail", false, "count plain skips (not \"not applicable\") as failures")
+	failedOutput := fs.Bool("failed-output", false, "print what each failed test printed, before the table")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s\n  FILE: the output of go test -json\n", usage)
 		fs.PrintDefaults()
@@ -46,6 +47,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		runs = append(runs, run)
+	}
+	if *failedOutput {
+		if err := WriteFailedOutput(stdout, runs); err != nil {
+			fmt.Fprintln(stderr, "testsummary:", err)
+			status = 1
+		}
 	}
 	if err := WriteTable(stdout, runs); err != nil {
 		fmt.Fprintln(stderr, "testsummary:", err)

@@ -46,6 +46,24 @@ func WriteTable(w io.Writer, runs []*Run) error {
 	return err
 }
 
+// WriteFailedOutput writes what each failed test of runs printed, under a
+// line that names it: the log of a run whose go test -json output went to a
+// file still shows why a test failed.
+func WriteFailedOutput(w io.Writer, runs []*Run) error {
+	var b strings.Builder
+	for _, r := range runs {
+		for _, p := range r.Packages {
+			for _, t := range p.Tests {
+				if t.Result == Failed && t.Output != "" {
+					fmt.Fprintf(&b, "=== %s %s %s\n%s", r.Label, p.Name, t.Name, t.Output)
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 func countRow(label, pkg string, c Counts) []string {
 	return []string{label, pkg, strconv.Itoa(c.Passed), strconv.Itoa(c.NA), strconv.Itoa(c.Skipped), strconv.Itoa(c.Failed)}
 }

@@ -46,6 +46,8 @@ type Test struct {
 	// after NotApplicable); for the failure that stands for a package
 	// without a failed test (Name is then the package's), why it failed.
 	Reasons []string
+	// Output is what a failed test printed, its subtests' lines included.
+	Output string
 }
 
 // Package is what one package's tests came to in one run. It has a test
@@ -201,6 +203,9 @@ func (s *pkgState) handle(e event) {
 			t.Result = Passed
 		case "fail":
 			t.Result = Failed
+			if b := s.output[top]; b != nil {
+				t.Output = b.String()
+			}
 		case "skip":
 			t.Result = Skipped
 			if b := s.output[top]; b != nil {

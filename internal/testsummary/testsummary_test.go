@@ -211,3 +211,19 @@ func TestTable(t *testing.T) {
 		{"rxe/6.1", good, "TestSkip"},
 	}, got)
 }
+
+// A failed test keeps what it printed, and -failed-output prints it ahead
+// of the table under a line that names it.
+func TestFailedOutput(t *testing.T) {
+	r := read(t, "rxe", "mixed.json")
+	var b strings.Builder
+	require.NoError(t, WriteFailedOutput(&b, []*Run{r}))
+	require.Contains(t, b.String(), "=== rxe "+good+" TestFail\n    good_test.go:7: boom\n")
+	require.NotContains(t, b.String(), "TestPass")
+
+	var out, errs strings.Builder
+	Main([]string{"-failed-output", "rxe=" + filepath.Join("testdata", "mixed.json")}, &out, &errs)
+	before, _, ok := strings.Cut(out.String(), "run ")
+	require.True(t, ok, "the table follows")
+	require.Contains(t, before, "good_test.go:7: boom")
+}
