@@ -302,32 +302,36 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// deliverHead is complete, next, slotEventTo and pop for the usual
-// completion: a successful one of the oldest DTO of the ring, a send, RDMA
-// write, RDMA read or plain receive, reported on e at once. It reports
-// false, having changed nothing, for any other, which complete takes. The
-// DTOs flushed at post time that waited for it are left to next. Caller
-// holds e.mu and r.mu.
-func (r *fifoRing) deliverHead(e *EVD, ep *EP, owner, seq uint32, wc *cverbs.WC) bool {
+// usualHead returns the head slot if wc, a successful completion of slot
+// seq, is the usual one (EVD.deliver): of the oldest DTO, a send, RDMA
+// write, RDMA read or plain receive, with no DTO flushed at post time
+// waiting behind it. It also returns the bytes to report. For any other
+// completion it returns nil, having changed nothing. Caller holds mu.
+func (r *fifoRing) usualHead(owner, seq uint32, wc *cverbs.WC) (*dtoSlot, uint64) {
 	if owner != r.owner || seq != r.head || seq == r.tail {
-		return false
+		return nil, 0
 	}
 	s := &r.slots[seq&r.mask]
-	n := s.length
-	switch {
-	case !s.busy || s.done || s.flushed || s.ah != nil:
-		return false
-	case s.op <= DTORDMARead:
-	case s.op == DTOReceive && wc.Opcode != cverbs.WCRecvRDMAWithImm && wc.Flags&cverbs.WCFlagWithImm == 0:
-		n = uint64(wc.ByteLen)
-	default:
-		return false
+	if !s.busy || s.done || s.flushed || s.ah != nil {
+		return nil, 0
 	}
-	ev := e.pushSlotLocked()
-	ev.Number = EventDTOCompletion
-	ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
-	r.pop()
-	return true
+	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {
+		return nil, 0
+	}
+	switch {
+	case s.op <= DTORDMARead:
+		return s, s.length
+	case s.op == DTOReceive && wc.Opcode != cverbs.WCRecvRDMAWithImm && wc.Flags&cverbs.WCFlagWithImm == 0:
+		return s, uint64(wc.ByteLen)
+	}
+	return nil, 0
+}
+
+// popUsual frees the head slot s that usualHead returned: it holds no RMR
+// and no address handle, so release has nothing else to clear.
+func (r *fifoRing) popUsual(s *dtoSlot) {
+	s.busy = false
+	r.head++
 }
 
 // dropAH releases the address handle of slot i, whose UD send the

@@ -147,43 +147,61 @@ func (e *EVD) pushLocked(ev Event) {
 	p.EVD = e
 }
 
-// pushSlotLocked queues an event for the caller to fill in where it lies in
-// the queue: a completion's event (about 200 bytes) is built once, not
-// copied in. Caller holds mu.
+// pushSlotLocked queues a zero event for the caller to fill in where it
+// lies in the queue: a completion's event (about 200 bytes) is built once,
+// not copied in. Caller holds mu.
 func (e *EVD) pushSlotLocked() *Event {
 	if e.qn == len(e.q) {
-		nq := make([]Event, 2*len(e.q)+1)
-		for i := 0; i < e.qn; i++ {
-			nq[i] = e.q[(e.qhead+i)%len(e.q)]
-		}
-		e.q, e.qhead = nq, 0
+		e.growLocked()
 	}
-	p := &e.q[(e.qhead+e.qn)%len(e.q)] // zero: popLocked clears what it takes
+	p := e.tailLocked()
 	e.qn++
+	*p = Event{}
 	p.EVD = e
 	return p
 }
 
-// popLocked moves the first queued event into *ev. Caller holds mu and
-// has checked that the queue is not empty.
-func (e *EVD) popLocked(ev *Event) {
-	p := &e.q[e.qhead]
-	*ev = *p
-	clearEvent(p)
-	e.qhead = (e.qhead + 1) % len(e.q)
-	e.qn--
+// tailLocked returns the free slot after the last queued event, for the
+// caller to fill in and count in qn: popLocked left no pointers in it, and
+// the rest of what it took. The queue has room. Caller holds mu.
+func (e *EVD) tailLocked() *Event {
+	i := e.qhead + e.qn
+	if i >= len(e.q) {
+		i -= len(e.q)
+	}
+	return &e.q[i]
 }
 
-// clearEvent zeroes a queued event that has been taken, so that the queue
-// keeps no pointers and pushSlotLocked finds it zero. A DTO completion
-// sets only a fifth of the 280-byte Event (slotEventTo, pushSlotLocked):
-// only that is cleared.
-func clearEvent(p *Event) {
-	if p.Number == EventDTOCompletion {
-		p.Number, p.EVD, p.DTO = 0, nil, DTOCompletionData{}
-		return
+// growLocked doubles the queue, when the library has to queue more events
+// than the EVD was sized for. Caller holds mu.
+func (e *EVD) growLocked() {
+	nq := make([]Event, 2*len(e.q)+1)
+	for i := 0; i < e.qn; i++ {
+		nq[i] = e.q[(e.qhead+i)%len(e.q)]
 	}
-	*p = Event{}
+	e.q, e.qhead = nq, 0
+}
+
+// popLocked moves the first queued event into *ev, and leaves no pointers
+// in the queue. Caller holds mu and has checked that the queue is not
+// empty.
+func (e *EVD) popLocked(ev *Event) {
+	p := &e.q[e.qhead]
+	if p.Number == EventDTOCompletion {
+		// A DTO completion sets only its DTO data (deliver, slotEventTo), a
+		// fifth of the 280-byte Event: *ev is made from it in place, not
+		// copied whole, and only its pointers are cleared.
+		*ev = Event{}
+		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, p.DTO
+		p.EVD, p.DTO.EP = nil, nil
+	} else {
+		*ev = *p
+		*p = Event{}
+	}
+	if e.qhead++; e.qhead == len(e.q) {
+		e.qhead = 0
+	}
+	e.qn--
 }
 
 // wakeLocked reports newly queued events: it wakes the goroutine waiting on
@@ -289,12 +307,17 @@ func (e *EVD) pollCQ(cq *cverbs.CQ, all bool) {
 		if err != nil || got <= 0 {
 			return
 		}
-		for i := 0; i < got; i++ {
-			e.deliver(&e.wc[i])
-		}
+		e.deliverAll(e.wc[:got])
 		if got < n {
 			return
 		}
+	}
+}
+
+// deliverAll delivers the work completions a poll returned.
+func (e *EVD) deliverAll(wcs []cverbs.WC) {
+	for i := range wcs {
+		e.deliver(&wcs[i])
 	}
 }
 
@@ -321,9 +344,7 @@ func (e *EVD) pollArmLocked(threshold int) {
 		}
 		got, armedNow, err := e.cq.PollArm(e.wc[:n], threshold-e.qn, false)
 		armed = armed || armedNow
-		for i := 0; i < got; i++ {
-			e.deliver(&e.wc[i])
-		}
+		e.deliverAll(e.wc[:got])
 		if err != nil || got < n {
 			break
 		}
@@ -352,23 +373,36 @@ func (e *EVD) Dequeue() (ev Event, err error) {
 // as it was when there is no event (ErrQueueEmpty) or an error. A nil ev is
 // DAT_INVALID_PARAMETER.
 func (e *EVD) DequeueInto(ev *Event) error {
-	const op = "dat_evd_dequeue"
-	if err := e.lock(op); err != nil {
-		return err
+	if e == nil || ev == nil || e.dead() {
+		return e.dequeueError(ev)
 	}
-	if ev == nil { // after the handle, as C checks them
+	e.mu.Lock()
+	if e.dead() { // freed meanwhile
 		e.mu.Unlock()
-		return newError(op, InvalidParameter|InvalidArg2)
+		return newError("dat_evd_dequeue", InvalidHandle)
 	}
 	if e.qn == 0 {
 		e.pollLocked()
-	}
-	if e.qn == 0 {
-		e.mu.Unlock()
-		return ErrQueueEmpty
+		if e.qn == 0 {
+			e.mu.Unlock()
+			return ErrQueueEmpty
+		}
 	}
 	e.popLocked(ev)
 	e.mu.Unlock()
+	return nil
+}
+
+// dequeueError is the error of a DequeueInto that got a bad handle or a nil
+// ev: the handle is checked first, as C checks them.
+func (e *EVD) dequeueError(ev *Event) error {
+	const op = "dat_evd_dequeue"
+	if err := e.check(op); err != nil {
+		return err
+	}
+	if ev == nil {
+		return newError(op, InvalidParameter|InvalidArg2)
+	}
 	return nil
 }
 

@@ -590,8 +590,38 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 // them: the completion of its DTO, and on a FIFO queue those of later DTOs
 // flushed at post time that were waiting for it. Stale completions (of a
 // queue reset or destroyed since) and those of unsignalled DTOs and flush
-// markers report nothing. Caller holds e.mu.
+// markers report nothing. The usual completion (fifoRing.usualHead) is
+// queued here, as the DTO data of its event; deliverOther takes the rest.
+// Caller holds e.mu.
 func (e *EVD) deliver(wc *cverbs.WC) {
+	owner, kind, seq := splitWRID(wc.WRID)
+	ep := e.ia.hotEP(wc.QPNum) // inlined: no call on a hit
+	if ep == nil || wc.Status != cverbs.WCSuccess || e.qn == len(e.q) || (kind != wrKindSend && kind != wrKindRecv) {
+		e.deliverOther(wc)
+		return
+	}
+	r := ep.sq
+	if kind == wrKindRecv {
+		r = ep.rq
+	}
+	r.mu.Lock()
+	s, n := r.usualHead(owner, seq, wc)
+	if s == nil {
+		r.mu.Unlock()
+		e.deliverOther(wc)
+		return
+	}
+	// popLocked makes the event from its number and DTO data alone.
+	p := e.tailLocked()
+	p.Number = EventDTOCompletion
+	p.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
+	e.qn++
+	r.popUsual(s)
+	r.mu.Unlock()
+}
+
+// deliverOther is deliver for any completion but the usual one.
+func (e *EVD) deliverOther(wc *cverbs.WC) {
 	ia := e.ia
 	owner, kind, seq := splitWRID(wc.WRID)
 	ep := ia.hotEP(wc.QPNum) // inlined: no call on a hit
@@ -620,13 +650,7 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 			r = ep.rq
 		}
 		r.mu.Lock()
-		if status == DTOSuccess && r.deliverHead(e, ep, owner, seq, wc) {
-			// Usually the new head is outstanding: nothing more to report.
-			if r.head == r.tail || !r.slots[r.head&r.mask].settled() {
-				r.mu.Unlock()
-				return
-			}
-		} else if !r.complete(owner, seq, status, wc) {
+		if !r.complete(owner, seq, status, wc) {
 			r.mu.Unlock()
 			break
 		}
