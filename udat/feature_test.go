@@ -8,6 +8,7 @@ package udat
 // counts it apart from passes and plain skips (internal/testsummary).
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,6 +74,23 @@ func needAtomics(t testing.TB, s side) {
 	requireType(t, s.ep.PostFetchAndAdd(1, s.lmr.Triplet(0, 8), 0, s.lmr.RMRTriplet(0, 8), CompletionDefault), ModelNotSupported)
 	requireType(t, s.ep.PostCmpAndSwap(0, 1, s.lmr.Triplet(0, 8), 0, s.lmr.RMRTriplet(0, 8), CompletionDefault), ModelNotSupported)
 	notApplicable(t, ia, "atomics")
+}
+
+// needReadIOV ends the test on a device whose RDMA reads write fewer than
+// n segments (soft-iWARP: 1), where ep refuses such a read.
+func needReadIOV(t testing.TB, s side, n int) {
+	t.Helper()
+	q, err := s.ep.Query()
+	require.NoError(t, err)
+	if q.Attr.MaxRDMAReadIOV >= n {
+		return
+	}
+	iov := make([]LMRTriplet, n)
+	for i := range iov {
+		iov[i] = s.lmr.Triplet(i*8, 8)
+	}
+	requireCode(t, s.ep.PostRDMARead(iov, 0, s.lmr.RMRTriplet(0, 8), CompletionDefault), InvalidParameter|InvalidArg2)
+	notApplicable(t, s.ep.ia, fmt.Sprintf("RDMA read into %d segments", n))
 }
 
 // onSIW reports whether ia's device is soft-iWARP.

@@ -39,6 +39,7 @@ func TestPostRDMAReadTransfersRemoteBuffer(t *testing.T) {
 func TestPostRDMAReadFillsIOVInOrder(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needReadIOV(t, c, 3)
 	copy(s.lmr.Bytes(), "AAAAAAAABBBB")
 	b := c.lmr.Bytes()
 	fill(b[:1024], '.')
@@ -171,6 +172,7 @@ func TestPostRDMAReadStates(t *testing.T) {
 func TestPostRDMAReadLengthError(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
+	needReadIOV(t, c, 2)
 	err := c.ep.PostRDMARead([]LMRTriplet{c.lmr.Triplet(0, 8), c.lmr.Triplet(100, 8)}, 1, s.lmr.RMRTriplet(0, 17), CompletionDefault)
 	requireCode(t, err, LengthError)
 	requireEmpty(t, c.req)
@@ -341,32 +343,41 @@ func TestRDMAFromPassiveSide(t *testing.T) {
 // An adapter whose max_sge_rd is below its max_sge (siw: 1 and 6) writes
 // only the segments it reads into: an RDMA read over more would complete
 // with its whole length and leave the rest unwritten. The EP's read IOV is
-// bounded by max_sge_rd, here faked at 2 on the IA.
+// bounded by max_sge_rd: the device's where it is below max_sge, else
+// faked at 2 on the IA.
 func TestRDMAReadIOVBoundedByMaxSGERd(t *testing.T) {
 	ia := openIA(t)
 	require.Greater(t, ia.devAttr.MaxSGE, 2, "the device takes more than 2 segments")
-	ia.devAttr.MaxSGERd = 2
+	if ia.devAttr.MaxSGERd == 0 || ia.devAttr.MaxSGERd >= ia.devAttr.MaxSGE {
+		ia.devAttr.MaxSGERd = 2
+	}
+	k := ia.devAttr.MaxSGERd
 	a, _, err := ia.Query()
 	require.NoError(t, err)
-	require.Equal(t, 2, a.MaxIOVSegmentsPerRDMARead)
+	require.Equal(t, k, a.MaxIOVSegmentsPerRDMARead)
 
 	pz := mustPZ(t, ia)
 	p := newPairIn(t, ia, pz, pairOpts{})
 	c, s := p.client, p.server
 	q, err := c.ep.Query()
 	require.NoError(t, err)
-	require.Equal(t, 2, q.Attr.MaxRDMAReadIOV, "the default read IOV is the device's")
-	require.GreaterOrEqual(t, q.Attr.MaxRequestIOV, 4, "the other IOVs keep theirs")
+	require.Equal(t, k, q.Attr.MaxRDMAReadIOV, "the default read IOV is the device's")
+	require.GreaterOrEqual(t, q.Attr.MaxRequestIOV, k+2, "the other IOVs keep theirs")
 
 	attr := DefaultEPAttr()
-	attr.MaxRDMAReadIOV = 3
+	attr.MaxRDMAReadIOV = k + 1
 	_, err = ia.CreateEP(pz, c.req, c.req, c.conn, &attr)
 	requireCode(t, err, InvalidParameter|InvalidArg6, "a read IOV over max_sge_rd")
 
-	three := []LMRTriplet{c.lmr.Triplet(0, 8), c.lmr.Triplet(64, 8), c.lmr.Triplet(128, 8)}
-	requireCode(t, c.ep.PostRDMARead(three, 1, s.lmr.RMRTriplet(0, 24), CompletionDefault), InvalidParameter|InvalidArg2)
-	fill(s.lmr.Bytes()[:16], 0x5a)
-	require.NoError(t, c.ep.PostRDMARead(three[:2], 2, s.lmr.RMRTriplet(0, 16), CompletionDefault))
-	require.Equal(t, DTOCompletionData{EP: c.ep, Cookie: 2, Status: DTOSuccess, TransferredLength: 16, Op: DTORDMARead}, waitDTO(t, c.req))
-	require.Equal(t, bytes.Repeat([]byte{0x5a}, 8), c.lmr.Bytes()[64:72], "the second segment is written")
+	over := make([]LMRTriplet, k+1) // 8 bytes every 64
+	for i := range over {
+		over[i] = c.lmr.Triplet(i*64, 8)
+	}
+	requireCode(t, c.ep.PostRDMARead(over, 1, s.lmr.RMRTriplet(0, 8*(k+1)), CompletionDefault), InvalidParameter|InvalidArg2)
+	fill(s.lmr.Bytes()[:8*k], 0x5a)
+	require.NoError(t, c.ep.PostRDMARead(over[:k], 2, s.lmr.RMRTriplet(0, 8*k), CompletionDefault))
+	require.Equal(t, DTOCompletionData{EP: c.ep, Cookie: 2, Status: DTOSuccess, TransferredLength: uint64(8 * k), Op: DTORDMARead}, waitDTO(t, c.req))
+	for i := range k {
+		require.Equal(t, bytes.Repeat([]byte{0x5a}, 8), c.lmr.Bytes()[i*64:i*64+8], "segment %d is written", i)
+	}
 }
