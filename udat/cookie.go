@@ -240,10 +240,14 @@ func (op DTOOp) waitedByFence() bool {
 }
 
 // reserve takes the next slot and returns its sequence number. Caller holds
-// mu and has checked full().
+// mu and has checked full(). Every field but the pointers is set, one by
+// one: release left the pointers nil, and a whole dtoSlot value, which
+// holds pointers, would be written with write barriers (40 instructions).
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint32 {
 	seq := r.tail
-	r.slots[seq&r.mask] = dtoSlot{cookie: cookie, length: length, op: op, signaled: signaled, busy: true}
+	s := &r.slots[seq&r.mask]
+	s.cookie, s.length, s.op, s.signaled, s.busy = cookie, length, op, signaled, true
+	s.done, s.report, s.flushed, s.status, s.xfer, s.immed, s.srcQP = false, false, false, 0, 0, 0, 0
 	r.tail++
 	return seq
 }
@@ -264,8 +268,8 @@ func (r *fifoRing) unreserve() {
 }
 
 // release frees slot i, and the address handle of a UD send. Only busy
-// and the pointers are cleared: reserve sets every field, and no one reads
-// a slot outside [head, tail).
+// and the pointers are cleared: reserve sets every other field, and no one
+// reads a slot outside [head, tail).
 func (r *fifoRing) release(i int) {
 	r.dropAH(uint32(i))
 	s := &r.slots[i]
