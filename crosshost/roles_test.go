@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -158,15 +157,11 @@ func runDatPeer(ctx context.Context, bin string, ready func(), rl *roleLog, args
 	if err != nil {
 		return err
 	}
-	dir, err := datpeer.Dir()
+	cmd, cancel, err := datpeer.Command(ctx, bin, append([]string{"-P", prov}, args...)...)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, datpeer.RunLimit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-P", prov}, args...)...)
-	cmd.Env = append(os.Environ(), udat.DatConfEnv+"="+filepath.Join(dir, "dat.conf"))
-	cmd.WaitDelay = 5 * time.Second
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err

@@ -9,9 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,23 +172,18 @@ func newDatPeer(t *testing.T, bin string, args ...string) *datPeer {
 // start starts the program, with more arguments.
 func (p *datPeer) start(t *testing.T, more ...string) {
 	t.Helper()
-	dir, err := datpeer.Dir()
-	require.NoError(t, err)
-	conf := filepath.Join(dir, "dat.conf")
-	args := append(p.args, more...)
+	args := slices.Concat(p.args, more)
 	p.name = "datpeer " + strings.Join(args, " ")
-	ctx, cancel := context.WithTimeout(context.Background(), datpeer.RunLimit)
-	cmd := exec.CommandContext(ctx, p.bin, args...)
-	cmd.Env = append(os.Environ(), udat.DatConfEnv+"="+conf)
+	cmd, cancel, err := datpeer.Command(context.Background(), p.bin, args...)
+	require.NoError(t, err)
 	cmd.Stderr = (*dpOutput)(p)
-	cmd.WaitDelay = 5 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	if err := cmd.Start(); err != nil {
 		cancel()
 		require.NoError(t, err, "start %s", p.name)
 	}
-	t.Logf("started %s (DAT_OVERRIDE=%s)", p.name, conf)
+	t.Logf("started %s", p.name)
 
 	p.group.Go(func() error {
 		defer close(p.exited)

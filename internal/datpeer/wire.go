@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -124,6 +125,21 @@ func CString(b []byte) string {
 // Dir is testdata/datpeer as a test of a package one directory below the
 // module root finds it (go test runs in the package's directory).
 func Dir() (string, error) { return filepath.Abs(filepath.Join("..", "testdata", "datpeer")) }
+
+// Command is a run of bin, the built C program, with args: killed after
+// RunLimit or when ctx ends, its libdat2 pointed at Dir's dat.conf by
+// DAT_OVERRIDE (udat.DatConfEnv). cancel releases the time limit.
+func Command(ctx context.Context, bin string, args ...string) (*exec.Cmd, context.CancelFunc, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, RunLimit)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DAT_OVERRIDE="+filepath.Join(dir, "dat.conf"))
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, cancel, nil
+}
 
 // Build compiles datpeer.c into bin. Its error says what a build needs:
 // a C compiler and libdat2 with <dat2/udat.h>.

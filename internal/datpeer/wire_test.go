@@ -55,7 +55,8 @@ func TestPatternAndCString(t *testing.T) {
 	assert.Empty(t, CString([]byte{0, 'a'}))
 }
 
-// The C side's sources are where Dir says, for a package one level down.
+// The C side's files are where Dir says, for a package one level down, and
+// Command's libdat2 reads that dat.conf.
 func TestDir(t *testing.T) {
 	t.Chdir(filepath.Join("..", "..", "udat"))
 	dir, err := Dir()
@@ -63,4 +64,9 @@ func TestDir(t *testing.T) {
 	for _, f := range []string{"datpeer.c", "dat.conf"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
+	cmd, cancel, err := Command(t.Context(), "datpeer", "-q")
+	require.NoError(t, err)
+	defer cancel()
+	assert.Equal(t, []string{"datpeer", "-q"}, cmd.Args)
+	assert.Contains(t, cmd.Env, "DAT_OVERRIDE="+filepath.Join(dir, "dat.conf"))
 }
