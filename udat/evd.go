@@ -373,13 +373,15 @@ func (e *EVD) Dequeue() (ev Event, err error) {
 // as it was when there is no event (ErrQueueEmpty) or an error. A nil ev is
 // DAT_INVALID_PARAMETER.
 func (e *EVD) DequeueInto(ev *Event) error {
-	if e == nil || ev == nil || e.dead() {
+	if e == nil || ev == nil {
 		return e.dequeueError(ev)
 	}
+	// The handle is checked once, under mu: a freed EVD's mutex still
+	// works, and Free marks it freed under mu.
 	e.mu.Lock()
-	if e.dead() { // freed meanwhile
+	if e.dead() {
 		e.mu.Unlock()
-		return newError("dat_evd_dequeue", InvalidHandle)
+		return e.dequeueError(ev)
 	}
 	if e.qn == 0 {
 		e.pollLocked()
@@ -394,16 +396,13 @@ func (e *EVD) DequeueInto(ev *Event) error {
 }
 
 // dequeueError is the error of a DequeueInto that got a bad handle or a nil
-// ev: the handle is checked first, as C checks them.
+// ev (one of them is): the handle is checked first, as C checks them.
 func (e *EVD) dequeueError(ev *Event) error {
 	const op = "dat_evd_dequeue"
 	if err := e.check(op); err != nil {
 		return err
 	}
-	if ev == nil {
-		return newError(op, InvalidParameter|InvalidArg2)
-	}
-	return nil
+	return newError(op, InvalidParameter|InvalidArg2)
 }
 
 // Wait removes the first event from the EVD once at least threshold events

@@ -16,7 +16,9 @@ var noRemote RMRTriplet
 // postFast posts the usual DTO and reports true, or reports false having
 // posted nothing.
 func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) bool {
-	if ep == nil || ep.dead() || len(iov) != 1 || flags&^CompletionSuppress != 0 || ep.ud != nil {
+	// !made: a zero EP, no handle. A freed one is caught under the ring's
+	// lock, below.
+	if ep == nil || !ep.made || len(iov) != 1 || flags&^CompletionSuppress != 0 || ep.ud != nil {
 		return false
 	}
 	t := &iov[0]
