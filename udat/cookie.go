@@ -306,29 +306,19 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// usualHead returns the head slot if wc, a successful completion of slot
-// seq, is the usual one (EVD.deliver): of the oldest DTO, a send, RDMA
-// write, RDMA read or plain receive, with no DTO flushed at post time
-// waiting behind it. It also returns the bytes to report. For any other
-// completion it returns nil, having changed nothing. Caller holds mu.
-func (r *fifoRing) usualHead(owner, seq uint32, wc *cverbs.WC) (*dtoSlot, uint64) {
-	if owner != r.owner || seq != r.head || seq == r.tail {
-		return nil, 0
-	}
+// usualHead returns slot seq if a successful completion of it is the usual
+// one (EVD.deliver): of the oldest DTO, a send, RDMA write, RDMA read or
+// receive, with no DTO flushed at post time waiting behind it; otherwise
+// nil. A slot in [head, tail) is busy. Caller holds mu.
+func (r *fifoRing) usualHead(owner, seq uint32) *dtoSlot {
 	s := &r.slots[seq&r.mask]
-	if !s.busy || s.done || s.flushed || s.ah != nil {
-		return nil, 0
+	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.ah != nil || s.op > DTOReceive {
+		return nil
 	}
 	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {
-		return nil, 0
+		return nil
 	}
-	switch {
-	case s.op <= DTORDMARead:
-		return s, s.length
-	case s.op == DTOReceive && wc.Opcode != cverbs.WCRecvRDMAWithImm && wc.Flags&cverbs.WCFlagWithImm == 0:
-		return s, uint64(wc.ByteLen)
-	}
-	return nil, 0
+	return s
 }
 
 // popUsual frees the head slot s that usualHead returned: it holds no RMR

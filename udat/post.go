@@ -605,11 +605,15 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 		r = ep.rq
 	}
 	r.mu.Lock()
-	s, n := r.usualHead(owner, seq, wc)
-	if s == nil {
-		r.mu.Unlock()
+	s := r.usualHead(owner, seq)
+	if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
+		r.mu.Unlock() // not the usual completion, or an extended receive (ext_ib.go)
 		e.deliverOther(wc)
 		return
+	}
+	n := s.length // sent or written; read: all it asked for
+	if s.op == DTOReceive {
+		n = uint64(wc.ByteLen)
 	}
 	// popLocked makes the event from its number and DTO data alone.
 	p := e.tailLocked()
