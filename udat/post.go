@@ -705,15 +705,9 @@ func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
 	e.wakeLocked()
 }
 
-// slotEvent is the event that reports the completion of slot s: a DTO
-// completion, or an RMR bind completion (whose RMR learns the outcome).
-func (ep *EP) slotEvent(s dtoSlot) Event {
-	var ev Event
-	ep.slotEventTo(&ev, &s)
-	return ev
-}
-
-// slotEventTo is slotEvent that fills in ev, a zero event, where it lies.
+// slotEventTo fills in ev, a zero event, where it lies, with the event that
+// reports the completion of slot s: a DTO completion, or an RMR bind
+// completion (whose RMR learns the outcome).
 func (ep *EP) slotEventTo(ev *Event, s *dtoSlot) {
 	if s.op == DTOBindMW {
 		if s.rmr != nil {
