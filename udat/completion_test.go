@@ -212,6 +212,7 @@ func TestEVDFullOfQueuesRefusesEP(t *testing.T) {
 // the flushes of DTOs posted before it on the same queue.
 func TestFlushOrderOnDisconnectedEP(t *testing.T) {
 	p := newPair(t, pairOpts{splitEVDs: true})
+	needRNR(t, p.ia)
 	c := p.client
 	postRecvs(t, c, 0, 64, 4, 1)
 	for i := range 4 {

@@ -680,7 +680,7 @@ func (ep *EP) Reset() error {
 // work requests are recognised as stale and dropped.
 func (ep *EP) retire() {
 	deadline := time.Now().Add(settleGrace)
-	for {
+	for ep.ia.completesLatePosts() {
 		ep.sq.mu.Lock()
 		ns := ep.sq.pending()
 		ep.sq.mu.Unlock()
@@ -693,18 +693,9 @@ func (ep *EP) retire() {
 		ep.reap()
 		time.Sleep(time.Millisecond)
 	}
-	ep.sq.mu.Lock()
-	ls := ep.sq.drain()
-	ep.sq.mu.Unlock()
-	ep.rq.mu.Lock()
-	lr := ep.rq.drain()
-	ep.rq.mu.Unlock()
-	for _, s := range ls {
-		ep.reqEVD.pushInternal(ep.slotEvent(s))
-	}
-	for _, s := range lr {
-		ep.recvEVD.pushInternal(ep.slotEvent(s))
-	}
+	ep.reap()
+	ep.drainRing(ep.reqEVD, ep.sq, nil)
+	ep.drainRing(ep.recvEVD, ep.rq, nil)
 }
 
 // flushQueues moves the QP to the error state, so that the hardware flushes
@@ -712,14 +703,18 @@ func (ep *EP) retire() {
 // hardware leaves outstanding is flushed by settle.
 func (ep *EP) flushQueues() {
 	ep.setFlushing(true, ep.qp.ToError)
-	ep.postFlushMarker()
+	grace := time.Duration(0)
+	if ep.ia.completesLatePosts() {
+		ep.postFlushMarker()
+		grace = settleGrace
+	}
 	gen := ep.flushGen.Load()
-	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
+	time.AfterFunc(grace, func() { ep.settle(gen) })
 }
 
 // settleGrace is how long the hardware has to complete the DTOs of a QP
 // moved to the error state before the library completes the rest as
-// flushed.
+// flushed; none on a device that flushes only as the QP enters that state.
 const settleGrace = 500 * time.Millisecond
 
 // settle completes as flushed the DTOs still outstanding settleGrace after
@@ -733,32 +728,37 @@ func (ep *EP) settle(gen uint64) {
 		return
 	}
 	ep.reap()
-	ep.settleRing(ep.reqEVD, ep.sq, gen)
-	ep.settleRing(ep.recvEVD, ep.rq, gen)
+	unsettled := func(r *fifoRing) func() bool {
+		return func() bool { return r.flushing && ep.flushGen.Load() == gen && r.pending() > 0 }
+	}
+	ep.drainRing(ep.reqEVD, ep.sq, unsettled(ep.sq))
+	ep.drainRing(ep.recvEVD, ep.rq, unsettled(ep.rq))
 }
 
-// settleRing is settle for ring r, whose completions go to e. The EVD's
-// lock is taken before the ring's, as when completions are polled, so the
-// flushed DTOs are reported after those polled before them.
-func (ep *EP) settleRing(e *EVD, r *fifoRing, gen uint64) {
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.dead() {
-		return
+// drainRing empties ring r (fifoRing.drain), when drain is nil or says so
+// under the ring's lock, and reports what it held on e. The EVD's lock is
+// taken before the ring's, as when completions are polled, so these events
+// follow those polled before them.
+func (ep *EP) drainRing(e *EVD, r *fifoRing, drain func() bool) {
+	if e != nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
 	}
 	r.mu.Lock()
 	var left []dtoSlot
-	if r.flushing && ep.flushGen.Load() == gen && r.pending() > 0 {
+	if drain == nil || drain() {
 		left = r.drain()
 	}
 	r.mu.Unlock()
 	for i := range left {
+		if e == nil || e.dead() {
+			var ev Event
+			ep.slotEventTo(&ev, &left[i]) // an RMR bind still learns its outcome
+			continue
+		}
 		ep.slotEventTo(e.pushSlotLocked(), &left[i])
 	}
-	if len(left) > 0 {
+	if len(left) > 0 && e != nil && !e.dead() {
 		e.wakeLocked()
 	}
 }

@@ -93,6 +93,16 @@ func needReadIOV(t testing.TB, s side, n int) {
 	notApplicable(t, s.ep.ia, fmt.Sprintf("RDMA read into %d segments", n))
 }
 
+// needRNR ends the test on iWARP, which has no receiver-not-ready retry:
+// a send with no receive posted at the peer does not wait there, it
+// completes at the sender (and breaks the connection at the peer).
+func needRNR(t testing.TB, ia *IA) {
+	t.Helper()
+	if !ia.ibTransport() {
+		notApplicable(t, ia, "receiver-not-ready retry: a send does not wait for a receive")
+	}
+}
+
 // onSIW reports whether ia's device is soft-iWARP.
 func onSIW(ia *IA) bool { return ia.devAttr.VendorID == siwVendorID }
 

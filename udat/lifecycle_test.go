@@ -31,6 +31,7 @@ func TestSuppressedSendFlushedOnFreeAndReset(t *testing.T) {
 	for _, how := range []string{"free", "reset"} {
 		t.Run(how, func(t *testing.T) {
 			p := newPair(t, pairOpts{clientAttr: &EPAttr{RequestCompletionFlags: CompletionUnsignalled}})
+			needRNR(t, p.ia)
 			c := p.client
 			require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionSuppress))
 			require.NoError(t, c.ep.PostRDMAWrite([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2,
@@ -66,6 +67,7 @@ func TestSuppressedSendFlushedOnFreeAndReset(t *testing.T) {
 func TestFreeWithFullEVD(t *testing.T) {
 	const qlen = 4
 	p := newPair(t, pairOpts{evdQLen: qlen})
+	needRNR(t, p.ia)
 	c, s := p.client, p.server
 	postRecvs(t, s, 0, 64, qlen+1, 100)
 	for i := 0; i < qlen; i++ {

@@ -34,6 +34,13 @@ const siwVendorID = 0x626d74
 // early dequeues an event it did not wait for, one never woken would hang.
 func (ia *IA) solicitedNotifies() bool { return ia.devAttr.VendorID != siwVendorID }
 
+// completesLatePosts reports whether the device completes, flushed, the
+// work requests posted to a QP in the error state. Soft-iWARP flushes its
+// queues once, as the QP enters that state, and never completes what is
+// posted later: a flush marker would never come back, and what the flush
+// left is settled at once (EP.flushQueues).
+func (ia *IA) completesLatePosts() bool { return ia.devAttr.VendorID != siwVendorID }
+
 // emptyRecvs reports whether the device takes a receive without segments,
 // for a zero-byte message or an RDMA write with immediate data.
 // Soft-iWARP refuses one.
