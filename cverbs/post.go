@@ -202,20 +202,13 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
-	d := &q.descs[0]
-	d.wr_id = C.uint64_t(id)
-	d.remote_addr = C.uint64_t(remoteAddr)
-	d.ah = 0
-	d.rkey = C.uint32_t(rkey)
-	d.opcode = C.uint32_t(sendOpcodes[op])
-	d.send_flags = C.uint32_t(flags)
-	d.num_sge = 1
-	q.sges[0] = sge
-	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)),
-		cuptr(unsafe.Pointer(unsafe.SliceData(q.descs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), 1)
+	// The lock keeps Close away while the QP is in use; the WR is built on
+	// the C side, in one call (cverbs_post_send_one).
+	rc := C.cverbs_post_send_one(cuptr(unsafe.Pointer(qp.qp)), C.uint64_t(id), C.uint32_t(sendOpcodes[op]), C.uint32_t(flags),
+		C.uint64_t(sge.Addr), C.uint32_t(sge.Length), C.uint32_t(sge.LKey), C.uint64_t(remoteAddr), C.uint32_t(rkey))
 	q.mu.Unlock()
-	if res.rc != 0 {
-		return opErr(name, int(res.rc))
+	if rc != 0 {
+		return opErr(name, int(rc))
 	}
 	return nil
 }

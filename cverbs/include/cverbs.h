@@ -107,6 +107,30 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t descp, uintptr_t sgesp
 }
 
 /*
+ * cverbs_post_send_one posts one send, RDMA write or RDMA read of one SGE,
+ * with no immediate data and no address handle (QP.PostSendOne): its WR is
+ * built here, on the stack, without the descriptors and the loop of a
+ * batch. The provider copies the WR (and inline data) before it returns.
+ */
+static inline int cverbs_post_send_one(uintptr_t qpp, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
+				       uint64_t addr, uint32_t length, uint32_t lkey, uint64_t remote_addr,
+				       uint32_t rkey)
+{
+	struct ibv_sge sge = {.addr = addr, .length = length, .lkey = lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = (enum ibv_wr_opcode)opcode,
+		.send_flags = send_flags,
+		.wr.rdma = {.remote_addr = remote_addr, .rkey = rkey},
+	};
+	struct ibv_send_wr *bad = NULL;
+
+	return ibv_post_send((struct ibv_qp *)qpp, &wr, &bad);
+}
+
+/*
  * cverbs_link_recv links the first n receive WRs of wrs, whose wr_id and
  * num_sge Go has written, with the SGEs of WR i at sges[i*max_sge].
  */
