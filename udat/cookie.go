@@ -333,16 +333,20 @@ func (r *fifoRing) popUsual(s *dtoSlot) {
 func (r *fifoRing) dropAH(i uint32) {
 	s := &r.slots[i]
 	if s.ah != nil {
-		s.ah.inflight.Add(-1)
+		s.ah.release()
 		s.ah = nil
 	}
 }
 
-// holdAH records that the UD send of slot seq goes through a, which may not
-// be freed until the send is done. Caller holds mu.
-func (r *fifoRing) holdAH(seq uint32, a *AH) {
-	a.inflight.Add(1)
+// holdAH records that the UD send of slot seq goes through a, which is
+// not destroyed until the send is done. It reports false if a is freed.
+// Caller holds mu.
+func (r *fifoRing) holdAH(seq uint32, a *AH) bool {
+	if !a.hold() {
+		return false
+	}
 	r.slots[seq&r.mask].ah = a
+	return true
 }
 
 // settled reports whether the slot's DTO is over: completed, or flushed

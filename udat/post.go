@@ -407,7 +407,11 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		}
 		if req.Op == DTOIBSendUD {
 			a := req.AH.AH
-			r.holdAH(seq, a)
+			if !r.holdAH(seq, a) {
+				r.unreserve()
+				err = newError(o.name, InvalidHandle) // freed since checkUD
+				break
+			}
 			wr.AH, wr.RemoteQPN, wr.RemoteQKey = a.vah, req.AH.QPN, a.qkey
 		}
 		if serr := b.Set(k, &wr); serr != nil {

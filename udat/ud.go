@@ -102,14 +102,47 @@ type IBAddrHandle struct {
 	IAAddr netip.Addr
 }
 
-// AH is an address handle: the route to one UD peer, which its EP's sends
-// go through until EP.UDAHFree frees it (or the EP is freed).
+// AH is an address handle: the route to one UD peer. As in C, where it
+// belongs to the protection domain, every UD EP of the PZ of the EP that
+// resolved it may send through it, until that EP frees it (EP.UDAHFree,
+// or the EP's Free).
 type AH struct {
 	object
-	ep       *EP
-	vah      *cverbs.AH
-	qkey     uint32
-	inflight atomic.Int64 // sends posted through it and not completed
+	ep   *EP // the EP that resolved it
+	pz   *PZ
+	vah  *cverbs.AH
+	qkey uint32
+	// refs counts the resolving EP's hold, until it frees the handle, and
+	// the sends posted through it and not completed: the verbs handle is
+	// destroyed when the last of them ends, never under a send.
+	refs atomic.Int64
+}
+
+// hold takes a reference for a send, unless the handle is freed.
+func (a *AH) hold() bool {
+	for {
+		n := a.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if a.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release gives back a reference; the last destroys the verbs handle.
+func (a *AH) release() {
+	if a.refs.Add(-1) == 0 {
+		a.vah.Close()
+	}
+}
+
+// free ends the resolving EP's hold: no new send may use the handle.
+func (a *AH) free() {
+	if !a.freed.Swap(true) {
+		a.release()
+	}
 }
 
 // UDCM is the state of one UD connection (C's CM handle, given in the
@@ -145,8 +178,8 @@ func (ep *EP) isUD() bool { return ep.ud != nil }
 // PostSendUD sends the data of localIOV as one datagram to the peer ah
 // addresses (dat_ib_post_send_ud). The EP must be a UD EP (else
 // DAT_INVALID_PARAMETER | DAT_INVALID_ARG1) and CONNECTED, or DISCONNECTED
-// (the send completes at once as flushed); ah must be one of its live
-// address handles, else DAT_INVALID_HANDLE. A datagram larger than the
+// (the send completes at once as flushed); ah must be a live address
+// handle that a UD EP of the same PZ resolved, else DAT_INVALID_HANDLE. A datagram larger than the
 // port's active MTU (the EP's MaxMessageSize) is DAT_INVALID_PARAMETER |
 // DAT_INVALID_ARG3, like any DTO over the EP's largest message. Otherwise
 // the rules of PostSend apply. The completion is an EventIBDTO with Op
@@ -168,7 +201,7 @@ func (ep *EP) checkUD(o *requestOp, req *Request) error {
 	if !ep.isUD() {
 		return newError(o.name, InvalidParameter|InvalidArg1)
 	}
-	if req.AH == nil || req.AH.AH == nil || req.AH.AH.dead() || req.AH.AH.ep != ep {
+	if req.AH == nil || req.AH.AH == nil || req.AH.AH.dead() || req.AH.AH.pz != ep.pz {
 		return newError(o.name, InvalidHandle)
 	}
 	return nil
@@ -210,20 +243,22 @@ func (ep *EP) newAH(attr cverbs.AHAttr, qkey uint32) (*AH, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &AH{object: liveObject(), ep: ep, vah: vah, qkey: qkey}
+	a := &AH{object: liveObject(), ep: ep, pz: ep.pz, vah: vah, qkey: qkey}
+	a.refs.Store(1)
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.freeing || ep.dead() {
-		vah.Close()
+		a.free()
 		return nil, badHandle("dat_ib_ud_ah", HandleTypeEP)
 	}
 	ep.ud.ahs[a] = struct{}{}
 	return a, nil
 }
 
-// UDAHFree frees an address handle of the EP (dat_ib_ud_ah_free). A nil,
-// freed or foreign handle gives DAT_INVALID_HANDLE; one that sends still
-// use (posted and not completed) gives DAT_INVALID_STATE.
+// UDAHFree frees an address handle the EP resolved (dat_ib_ud_ah_free). A
+// nil or freed handle, or one another EP resolved, gives
+// DAT_INVALID_HANDLE; one that sends of any EP still use (posted and not
+// completed) gives DAT_INVALID_STATE.
 func (ep *EP) UDAHFree(ah *IBAddrHandle) error {
 	const op = "dat_ib_ud_ah_free"
 	if err := ep.check(op); err != nil {
@@ -239,14 +274,14 @@ func (ep *EP) UDAHFree(ah *IBAddrHandle) error {
 		ep.mu.Unlock()
 		return newError(op, InvalidHandle)
 	}
-	if a.inflight.Load() > 0 {
+	if a.refs.Load() > 1 {
 		ep.mu.Unlock()
 		return newError(op, InvalidState)
 	}
 	delete(ep.ud.ahs, a)
-	a.freed.Store(true)
 	ep.mu.Unlock()
-	return verbsErr(op, a.vah.Close(), InternalError)
+	a.free()
+	return nil
 }
 
 // UDCMFree frees the state of one UD connection of the EP
@@ -298,8 +333,7 @@ func (ep *EP) closeUDAHs() {
 	clear(ep.ud.ahs)
 	ep.mu.Unlock()
 	for _, a := range ahs {
-		a.freed.Store(true)
-		a.vah.Close()
+		a.free() // sends of other EPs still posted through it keep it
 	}
 	ep.sq.mu.Lock()
 	ep.ud.self.Close()

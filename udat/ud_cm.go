@@ -95,7 +95,7 @@ func (cm *UDCM) established(t IBExtType, a *AH, qpn uint32, pd []byte) {
 		a.ep.mu.Lock()
 		delete(a.ep.ud.ahs, a)
 		a.ep.mu.Unlock()
-		a.vah.Close()
+		a.free()
 		return
 	}
 	ep := cm.ep
@@ -208,7 +208,7 @@ func (cr *CR) acceptUD(op string, ep *EP, privateData []byte) error {
 		ep.mu.Lock()
 		delete(ep.ud.ahs, a)
 		ep.mu.Unlock()
-		a.vah.Close()
+		a.free()
 		return verbsErr(op, err, InternalError)
 	}
 	// The requester's private data, as C's UD providers give it to the

@@ -209,10 +209,9 @@ func TestUDPostChecks(t *testing.T) {
 	var nilEP *EP
 	requireCode(t, nilEP.PostSendUD(nil, &c.ah, 3, CompletionDefault), InvalidHandle|InvalidHandleEP)
 
-	// A UD send on an RC EP, and an AH of another EP.
+	// A UD send on an RC EP (an AH of another PZ: TestUDAddressHandleSharedInPZ).
 	rc := newPair(t, pairOpts{})
 	requireCode(t, rc.client.ep.PostSendUD(nil, &c.ah, 3, CompletionDefault), InvalidParameter|InvalidArg1)
-	requireCode(t, server.ep.PostSendUD(nil, &c.ah, 3, CompletionDefault), InvalidHandle, "the client's AH on the server")
 	requireEmpty(t, client.req)
 }
 
@@ -429,4 +428,34 @@ func TestUDIAClose(t *testing.T) {
 		require.Nil(t, ia.cmOwner(cm.id), "the CM id is unregistered")
 	}
 	require.True(t, client.ep.dead())
+}
+
+// As in C, where an address handle belongs to the protection domain, every
+// UD EP of the PZ may send through a handle another EP resolved (OFA's
+// dtestsrq -u sends from every EP with its first EP's); an EP of another
+// PZ may not. Once the resolving EP is freed no new send may use it, and a
+// send already posted through it still completes.
+func TestUDAddressHandleSharedInPZ(t *testing.T) {
+	ia := openIA(t)
+	pz := mustPZ(t, ia)
+	server := newUDSide(t, ia, pz)
+	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
+	psp, crEVD, qual := udListen(t, ia)
+	ac, _ := udResolve(t, ia, a, server, psp, crEVD, qual, nil, nil)
+	udResolve(t, ia, b, server, psp, crEVD, qual, nil, nil) // b is CONNECTED too
+	udSendRecv(t, b, server, &ac.ah, "b through a's handle", 20)
+
+	other := newUDSide(t, ia, mustPZ(t, ia))
+	udResolve(t, ia, other, server, psp, crEVD, qual, nil, nil)
+	requireCode(t, other.ep.PostSendUD([]LMRTriplet{other.lmr.Triplet(0, 8)}, &ac.ah, 21, CompletionDefault), InvalidHandle,
+		"a handle of another PZ")
+
+	require.NoError(t, server.ep.PostRecv([]LMRTriplet{server.lmr.Triplet(8192, GRHSize+8)}, 22, CompletionDefault))
+	require.NoError(t, b.ep.PostSendUD([]LMRTriplet{b.lmr.Triplet(0, 8)}, &ac.ah, 22, CompletionDefault))
+	require.NoError(t, a.ep.Free(), "the resolving EP goes while b's send may be in flight")
+	ev := waitIBDTO(t, b.req)
+	require.Equal(t, DTOSuccess, ev.DTO.Status, "b's send is not cut off")
+	require.Equal(t, DTOSuccess, waitIBDTO(t, server.recv).DTO.Status)
+	requireCode(t, b.ep.PostSendUD([]LMRTriplet{b.lmr.Triplet(0, 8)}, &ac.ah, 23, CompletionDefault), InvalidHandle,
+		"the handle is freed with its EP")
 }
