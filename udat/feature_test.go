@@ -103,6 +103,28 @@ func needRNR(t testing.TB, ia *IA) {
 	}
 }
 
+// needIBRetransmit ends the test on iWARP, whose TCP retransmits and
+// reports a dead peer by itself: its QPs have no ACK timeout or retry
+// count, and the watchdog watches none of them.
+func needIBRetransmit(t testing.TB, ep *EP) {
+	t.Helper()
+	if ep.ia.ibTransport() {
+		return
+	}
+	require.Zero(t, ep.watch.budget.Load(), "an iWARP EP is not watched")
+	notApplicable(t, ep.ia, "IB retransmission (ACK timeout, retry count): TCP retransmits")
+}
+
+// needSolicitedNotify ends the test on a device that cannot hold back a
+// receive until a solicited one: there every receive wakes the waiter, as
+// TestSolicitedWaitHoldsBackUnsolicitedReceives checks.
+func needSolicitedNotify(t testing.TB, ia *IA) {
+	t.Helper()
+	if !ia.solicitedNotifies() {
+		notApplicable(t, ia, "solicited-only completion notification")
+	}
+}
+
 // onSIW reports whether ia's device is soft-iWARP.
 func onSIW(ia *IA) bool { return ia.devAttr.VendorID == siwVendorID }
 

@@ -229,7 +229,7 @@ func TestPostRequestsStates(t *testing.T) {
 	n, err = c.ep.PostRequests(reqs)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	n, err = c.ep.PostRecvs([]Recv{{Cookie: 4}, {Cookie: 5, Flags: 0x40}})
+	n, err = c.ep.PostRecvs([]Recv{{LocalIOV: []LMRTriplet{c.lmr.Triplet(0, 8)}, Cookie: 4}, {Cookie: 5, Flags: 0x40}})
 	require.Equal(t, 1, n, "the second receive has a bad flag")
 	requireCode(t, err, InvalidParameter|InvalidArg5)
 	for _, want := range []uint64{1, 2, 4} {

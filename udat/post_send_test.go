@@ -118,6 +118,7 @@ func TestPostSendSolicitedWaitFlag(t *testing.T) {
 	attr := DefaultEPAttr()
 	attr.RecvCompletionFlags = CompletionSolicitedWait
 	p := newPair(t, pairOpts{serverAttr: &attr, splitEVDs: true})
+	needSolicitedNotify(t, p.ia)
 	c, s := p.client, p.server
 	postRecvs(t, s, 0, 64, 2, 1)
 	type res struct {

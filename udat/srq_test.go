@@ -152,6 +152,7 @@ func TestSRQPostRecvCompletionFollowsConsumingEP(t *testing.T) {
 	solicited := DefaultEPAttr()
 	solicited.RecvCompletionFlags = CompletionSolicitedWait
 	s := newSRQSetup(t, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1}, nil, &solicited)
+	needSolicitedNotify(t, s.srq.ia)
 	s.post(t, 4, 64, 1)
 	waiter := func(e *EVD) chan error {
 		ch := make(chan error, 1)

@@ -25,6 +25,7 @@ func silencePeer(t *testing.T, p *pair) {
 func TestWatchdogEndsStalledQueue(t *testing.T) {
 	const budget = 300 * time.Millisecond
 	p := newPair(t, pairOpts{clientAttr: &EPAttr{RetryCount: 7, StallTimeout: budget}})
+	needIBRetransmit(t, p.client.ep)
 	c, s := p.client, p.server
 	silencePeer(t, p)
 	start := time.Now()
@@ -57,6 +58,7 @@ func TestWatchdogEndsStalledQueue(t *testing.T) {
 func TestWatchdogSparesSendWaitingForReceive(t *testing.T) {
 	const budget = 200 * time.Millisecond
 	p := newPair(t, pairOpts{clientAttr: &EPAttr{RetryCount: 7, StallTimeout: budget}})
+	needRNR(t, p.ia)
 	c, s := p.client, p.server
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 64)}, 1, CompletionDefault))
 	time.Sleep(5 * budget)
@@ -91,6 +93,7 @@ func TestWatchdogBudget(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPair(t, pairOpts{clientAttr: &c.client, serverAttr: &c.server})
+			needIBRetransmit(t, p.client.ep)
 			require.Equal(t, c.wantC, time.Duration(p.client.ep.watch.budget.Load()), "client")
 			require.Equal(t, c.wantS, time.Duration(p.server.ep.watch.budget.Load()), "server")
 			disconnectPair(t, p)
