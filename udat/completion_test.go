@@ -237,6 +237,7 @@ func TestFlushOrderOnDisconnectedEP(t *testing.T) {
 // counts.
 func TestGetStatusCountsUnsignalledDTOs(t *testing.T) {
 	p := newPair(t, pairOpts{clientAttr: &EPAttr{RequestCompletionFlags: CompletionUnsignalled}})
+	needRNR(t, p.ia)
 	c, s := p.client, p.server
 	buf, err := p.ia.AllocLMR(p.pz, 4096, MemPrivAll)
 	require.NoError(t, err)

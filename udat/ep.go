@@ -703,13 +703,15 @@ func (ep *EP) retire() {
 // hardware leaves outstanding is flushed by settle.
 func (ep *EP) flushQueues() {
 	ep.setFlushing(true, ep.qp.ToError)
-	grace := time.Duration(0)
-	if ep.ia.completesLatePosts() {
-		ep.postFlushMarker()
-		grace = settleGrace
-	}
 	gen := ep.flushGen.Load()
-	time.AfterFunc(grace, func() { ep.settle(gen) })
+	if !ep.ia.completesLatePosts() {
+		// What the device flushes is in the CQ now; it completes nothing
+		// else. Settled here, before the connection's event is posted.
+		ep.settle(gen)
+		return
+	}
+	ep.postFlushMarker()
+	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
 }
 
 // settleGrace is how long the hardware has to complete the DTOs of a QP
@@ -729,7 +731,7 @@ func (ep *EP) settle(gen uint64) {
 	}
 	ep.reap()
 	unsettled := func(r *fifoRing) func() bool {
-		return func() bool { return r.flushing && ep.flushGen.Load() == gen && r.pending() > 0 }
+		return func() bool { return r.flushing && ep.flushGen.Load() == gen && (r.pending() > 0 || r.unsettled()) }
 	}
 	ep.drainRing(ep.reqEVD, ep.sq, unsettled(ep.sq))
 	ep.drainRing(ep.recvEVD, ep.rq, unsettled(ep.rq))
