@@ -645,15 +645,8 @@ func (ep *EP) Reset() error {
 	}
 	ep.flushQueues()
 	ep.retire()
-	if err := ep.qp.ToReset(); err != nil {
-		return verbsErr(op, err, InternalError)
-	}
-	if ep.isUD() {
-		if err := ep.qp.ToRTSUD(ep.ia.port, cverbs.UDPQKey); err != nil {
-			return verbsErr(op, err, InternalError)
-		}
-	} else if err := ep.qp.ToInit(ep.ia.port, qpAccess); err != nil {
-		return verbsErr(op, err, InternalError)
+	if err := ep.renewQP(op); err != nil {
+		return err
 	}
 	ep.mu.Lock()
 	if ep.freeing {
@@ -672,6 +665,27 @@ func (ep *EP) Reset() error {
 	ep.setState(EPStateUnconnected)
 	ep.mu.Unlock()
 	return nil
+}
+
+// renewQP readies the EP's QP for a new connection, once Reset has flushed
+// it: back to INIT (a UD QP to RTS) on InfiniBand and RoCE. An iWARP QP
+// connects once (soft-iWARP's connection manager refuses one that has been
+// connected: EINVAL), so there the EP gets a new QP, as C's cma provider
+// gives every EP it resets.
+func (ep *EP) renewQP(op string) error {
+	if !ep.ia.ibTransport() {
+		ep.mu.Lock()
+		defer ep.mu.Unlock()
+		c := epConfig{pz: ep.pz, recvEVD: ep.recvEVD, reqEVD: ep.reqEVD, connEVD: ep.connEVD, attr: ep.attr}
+		return ep.rebuild(op, &c)
+	}
+	if err := ep.qp.ToReset(); err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	if ep.isUD() {
+		return verbsErr(op, ep.qp.ToRTSUD(ep.ia.port, cverbs.UDPQKey), InternalError)
+	}
+	return verbsErr(op, ep.qp.ToInit(ep.ia.port, qpAccess), InternalError)
 }
 
 // retire waits a little for the completions of outstanding DTOs (the QP is
