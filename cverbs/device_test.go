@@ -106,8 +106,12 @@ func TestObjectLifecycle(t *testing.T) {
 	cq, err := r.ctx.NewCQ(16, ch)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, cq.CQE(), 16)
-	require.NoError(t, cq.Resize(100))
-	assert.GreaterOrEqual(t, cq.CQE(), 100)
+	if err := cq.Resize(100); r.iwarp && errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Logf("iWARP (%s) cannot resize a CQ", r.ctx.Name())
+	} else {
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, cq.CQE(), 100)
+	}
 
 	// The channel is busy while the CQ uses it.
 	requireOpErr(t, ch.Close(), syscall.EBUSY)
@@ -206,7 +210,9 @@ func TestFlushOnError(t *testing.T) {
 	requireQuiet(t, b.rcq, 50*time.Millisecond)
 
 	// Requests posted in ERR are flushed too (or refused, on providers that
-	// do not allow posting in ERR).
+	// do not allow posting in ERR). Soft-iWARP takes them and never
+	// completes them.
+	r.skipIfIWARP(t, "work requests posted to a QP in ERR never complete")
 	n, err := b.qp.PostSend([]SendWR{{ID: 77, Flags: SendSignaled, SGL: []SGE{b.buf.sge(0, 8)}}})
 	if err == nil {
 		require.Equal(t, 1, n)
@@ -242,7 +248,9 @@ func TestLocLenErr(t *testing.T) {
 		require.Equal(t, WCLocLenErr, wcs[0].Status, "%+v", wcs[0])
 	}
 	require.Equal(t, uint64(5), wcs[0].WRID)
-	// The requester sees the NAK as an error too.
+	// The requester sees the NAK as an error too. iWARP has no such NAK:
+	// its send completed when its data left.
+	r.skipIfIWARP(t, "no NAK: the requester does not see the receiver's length error")
 	wcs = mustPoll(t, a.scq, 1)
 	require.NotEqual(t, WCSuccess, wcs[0].Status)
 	t.Logf("requester status: %v", wcs[0].Status)
@@ -250,6 +258,7 @@ func TestLocLenErr(t *testing.T) {
 
 func TestRemAccessErr(t *testing.T) {
 	r := newRig(t)
+	r.skipIfIWARP(t, "no NAK: an RDMA write completes when its data left, whatever the remote key")
 	a, b := r.newPair(t, endOpts{}, endOpts{})
 	_, err := a.qp.PostSend([]SendWR{{ID: 9, Op: OpRDMAWrite, Flags: SendSignaled, SGL: []SGE{a.buf.sge(0, 64)},
 		RemoteAddr: b.buf.addr(0), RKey: b.buf.mr.RKey ^ 0x5a5a00}})
@@ -264,9 +273,12 @@ func TestSRQ(t *testing.T) {
 	srq, err := r.pd.NewSRQ(SRQInitAttr{MaxWR: 128, MaxSGE: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, srq.Close()) })
-	qa, err := srq.Query()
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, qa.MaxWR, 128)
+	if qa, err := srq.Query(); r.iwarp && errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Logf("iWARP (%s) cannot query an SRQ", r.ctx.Name())
+	} else {
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, qa.MaxWR, 128)
+	}
 
 	// Two connections whose receivers share the SRQ.
 	a1, b1 := r.newPair(t, endOpts{}, endOpts{srq: srq})
@@ -321,7 +333,7 @@ func TestSRQ(t *testing.T) {
 
 	// Resizing is optional for devices; rxe supports it.
 	if err := srq.Resize(256); err == nil {
-		qa, err = srq.Query()
+		qa, err := srq.Query()
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, qa.MaxWR, 256)
 	} else {
@@ -344,9 +356,12 @@ func TestSRQLimitEvent(t *testing.T) {
 	_, err = srq.PostRecv(recvs)
 	require.NoError(t, err)
 	require.NoError(t, srq.SetLimit(8))
-	qa, err := srq.Query()
-	require.NoError(t, err)
-	require.Equal(t, 8, qa.Limit)
+	if qa, err := srq.Query(); r.iwarp && errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Logf("iWARP (%s) cannot query an SRQ", r.ctx.Name())
+	} else {
+		require.NoError(t, err)
+		require.Equal(t, 8, qa.Limit)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
@@ -382,9 +397,10 @@ func TestSRQLimitEvent(t *testing.T) {
 	require.NoError(t, g.Wait())
 
 	// The limit disarms once it fires.
-	qa, err = srq.Query()
-	require.NoError(t, err)
-	require.Zero(t, qa.Limit)
+	if qa, err := srq.Query(); !r.iwarp || !errors.Is(err, syscall.EOPNOTSUPP) {
+		require.NoError(t, err)
+		require.Zero(t, qa.Limit)
+	}
 }
 
 // compWaits are the two ways to wait on a completion channel.

@@ -110,7 +110,7 @@ func (r *rig) requireQPState(t testing.TB, qp *QP, want QPState) {
 func (r *rig) skipIfIWARP(t testing.TB, why string) {
 	t.Helper()
 	if r.iwarp {
-		t.Skipf("iWARP (%s): %s", r.ctx.Name(), why)
+		t.Skipf("not applicable: iWARP (%s): %s", r.ctx.Name(), why)
 	}
 }
 
