@@ -115,21 +115,14 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 		ia.teardown()
 		return nil, e
 	}
-	ia.transport = vctx.Transport()
-	if ia.devAttr, err = vctx.QueryDevice(); err != nil {
-		return fail(verbsErr(op, err, InternalError))
-	}
-	if ia.portAttr, err = vctx.QueryPort(port); err != nil {
-		return fail(verbsErr(op, err, InternalError))
+	if err := ia.readDevice(op); err != nil {
+		return fail(err)
 	}
 	ia.cqResizable = cqResizable(vctx)
 	// The asynchronous EVD is bounded like any other (its queue is
 	// allocated whole): no larger than the device's largest CQ.
 	if asyncEVDQLen > cmp.Or(ia.devAttr.MaxCQE, maxAsyncEVDQLen) {
 		return fail(newError(op, InvalidParameter|InvalidArg2))
-	}
-	if netdev != "" {
-		ia.addr = ipv4Of(netdev)
 	}
 	if ia.ech, err = cverbs.NewEventChannel(); err != nil {
 		return fail(verbsErr(op, err, InsufficientResources))
@@ -145,6 +138,22 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	go eventLoop(ctx, &ia.loops, ia.vctx.WaitAsyncEvent, ia.handleAsync)
 	go ia.watchProgress(ctx, &ia.loops)
 	return ia, nil
+}
+
+// readDevice reads what the IA's attributes come from: the device's
+// transport and limits, its port's, and the IA's address.
+func (ia *IA) readDevice(op string) (err error) {
+	ia.transport = ia.vctx.Transport()
+	if ia.devAttr, err = ia.vctx.QueryDevice(); err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	if ia.portAttr, err = ia.vctx.QueryPort(ia.port); err != nil {
+		return verbsErr(op, err, InternalError)
+	}
+	if ia.netdev != "" {
+		ia.addr = ipv4Of(ia.netdev)
+	}
+	return nil
 }
 
 // openDevice finds the device, port and network interface for name.

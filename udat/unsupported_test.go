@@ -59,3 +59,13 @@ func TestProvidersUnsupported(t *testing.T) {
 	assert.Equal(t, "ofa-v2-cma-roe-eth0", ps[0].Name)
 	assert.Equal(t, "eth0", ps[0].NetDev())
 }
+
+// dat_ib_open_query fails as dat_ia_open does, and a nil handle closes as
+// an invalid one.
+func TestOpenQueryUnsupported(t *testing.T) {
+	q, _, _, err := OpenQuery("rxe0")
+	require.Nil(t, q)
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	requireCode(t, err, ModelNotSupported)
+	requireCode(t, (*IAQuery)(nil).Close(), InvalidHandle|InvalidHandleIA)
+}
