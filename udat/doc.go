@@ -237,6 +237,8 @@
 //	dat_ib_post_fetch_and_add      (*EP).PostFetchAndAdd(add, local, cookie, remote, flags)
 //	dat_ib_post_cmp_and_swap       (*EP).PostCmpAndSwap(cmp, swap, local, cookie, remote, flags)
 //	(a send with immediate data)   (*EP).PostSendImmed(iov, cookie, immed, flags)
+//	dat_ib_open_query              OpenQuery(name): handle, IA and provider attributes
+//	dat_ib_close_query             (*IAQuery).Close
 //	DAT_IB_DTO_EVENT               Event.Number EventIBDTO, Event.DTO and Event.IB
 //	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
 //
