@@ -33,8 +33,9 @@ import (
 // with a larger qlen.
 
 // fixedCQHeadroom is the room for the DTOs of the EPs to come that a CQ
-// gets on a device that cannot resize CQs: 64 EPs of the default queue
-// depths, and little memory (128 KiB on soft-iWARP).
+// gets on a device that cannot resize CQs: the request and receive queues
+// of some 30 EPs of the default depths, in little memory (128 KiB on
+// soft-iWARP).
 const fixedCQHeadroom = 4096
 
 // cqResizable reports whether the device can resize a CQ, by trying on a
