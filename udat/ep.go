@@ -693,8 +693,19 @@ func (ep *EP) renewQP(op string) error {
 // missing as flushed and empties the rings. Later completions of the old
 // work requests are recognised as stale and dropped.
 func (ep *EP) retire() {
+	if ep.ia.completesLatePosts() {
+		ep.awaitFlushed() // elsewhere the flush is in the CQ already
+	}
+	ep.reap()
+	ep.drainRing(ep.reqEVD, ep.sq, nil)
+	ep.drainRing(ep.recvEVD, ep.rq, nil)
+}
+
+// awaitFlushed takes in completions until no DTO awaits one, for at most
+// settleGrace, while an EVD can still poll them.
+func (ep *EP) awaitFlushed() {
 	deadline := time.Now().Add(settleGrace)
-	for ep.ia.completesLatePosts() {
+	for {
 		ep.sq.mu.Lock()
 		ns := ep.sq.pending()
 		ep.sq.mu.Unlock()
@@ -702,14 +713,11 @@ func (ep *EP) retire() {
 		nr := ep.rq.pending()
 		ep.rq.mu.Unlock()
 		if ns+nr == 0 || time.Now().After(deadline) || !ep.reqEVD.polling() && !ep.recvEVD.polling() {
-			break
+			return
 		}
 		ep.reap()
 		time.Sleep(time.Millisecond)
 	}
-	ep.reap()
-	ep.drainRing(ep.reqEVD, ep.sq, nil)
-	ep.drainRing(ep.recvEVD, ep.rq, nil)
 }
 
 // flushQueues moves the QP to the error state, so that the hardware flushes
