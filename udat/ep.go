@@ -533,14 +533,8 @@ func (ep *EP) RecvQuery() (nbufsAllocated, bufsAllocSpan int, err error) {
 	ep.reap()
 	ep.rq.mu.Lock()
 	defer ep.rq.mu.Unlock()
-	for q := ep.rq.head; q != ep.rq.tail; q++ {
-		s := &ep.rq.slots[q%uint32(len(ep.rq.slots))]
-		if s.busy && !s.done && !s.flushed {
-			nbufsAllocated++
-			bufsAllocSpan += int(s.length)
-		}
-	}
-	return nbufsAllocated, bufsAllocSpan, nil
+	n, bytes := ep.rq.inProgress()
+	return n, int(bytes), nil
 }
 
 // SetWatermark sets the soft and hard high watermarks of receive buffers an
@@ -817,7 +811,7 @@ func (ep *EP) postFlushMarker() {
 	r := ep.sq
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.unsettled() || r.outstanding() >= len(r.slots) {
+	if !r.unsettled() || !r.hasSpare() {
 		return
 	}
 	marker := [1]cverbs.SendWR{{Op: cverbs.OpRDMAWrite, Flags: cverbs.SendSignaled}}

@@ -23,17 +23,17 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	}
 	t := &iov[0]
 	n := t.SegmentLength
-	switch op {
-	case DTORDMARead:
+	o := &requestOps[op]
+	switch o.remote {
+	case remoteFilled:
 		if n != remote.SegmentLength { // trimmed or too short: postOne
 			return false
 		}
-	case DTORDMAWrite:
+	case remoteCovers:
 		if n > remote.SegmentLength {
 			return false
 		}
 	}
-	o := &requestOps[op]
 	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
 	if l == nil || l.pz != ep.pz || l.priv&o.need != o.need || n == 0 {
 		return false
@@ -54,7 +54,7 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	if signaled {
 		wf = cverbs.SendSignaled
 	}
-	if op != DTORDMARead && uint64(n) <= ep.maxInline {
+	if o.inline && uint64(n) <= ep.maxInline {
 		wf |= cverbs.SendInline
 	}
 	if l.dead() || ep.qp.PostSendOne(makeWRID(r.owner, wrKindSend, seq), o.verb, wf,

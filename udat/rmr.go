@@ -146,7 +146,7 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 		return 0, newError(op, InsufficientResources)
 	}
 	seq := q.reserve(cookie, 0, DTOBindMW, true)
-	q.slots[seq%uint32(len(q.slots))].rmr = r
+	q.setRMR(seq, r)
 	key, err := ep.qp.BindMW(r.mw, mr, triplet.VirtualAddress, uint64(triplet.SegmentLength), acc,
 		makeWRID(q.owner, wrKindSend, seq))
 	if err != nil {

@@ -361,11 +361,7 @@ func (s *SRQ) Free() error {
 	// A post under way finishes first; later ones find the handle freed.
 	s.ring.mu.Lock()
 	err := s.vsrq.Close()
-	for i := range s.ring.slots {
-		if s.ring.slots[i].busy {
-			s.ring.release(uint32(i))
-		}
-	}
+	s.ring.releaseAll()
 	s.ring.mu.Unlock()
 	delChild(s.ia, s.ia.srqs, s)
 	s.pz.ref(-1)

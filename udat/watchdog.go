@@ -40,9 +40,9 @@ type stallWatch struct {
 	// watched) and the EP's ACK timeout.
 	budget, ackTimeout atomic.Int64
 	// Used by the watchdog's goroutine only.
-	busy        bool // DTOs were outstanding at the last look
-	owner, head uint32
-	stalled     time.Duration // how long the head has not moved
+	busy    bool          // DTOs were outstanding at the last look
+	at      ringMark      // where the queue was when the watch began
+	stalled time.Duration // how long the head has not moved
 }
 
 // armWatch sets the EP's stall budget from its queue pair's retry count and
@@ -125,10 +125,10 @@ func (ep *EP) checkProgress(dt time.Duration) {
 	}
 	r.mu.Lock()
 	watch, bytes := r.awaited()
-	owner, head := r.owner, r.head
+	at := r.mark()
 	r.mu.Unlock()
-	if !watch || !w.busy || owner != w.owner || head != w.head {
-		w.busy, w.owner, w.head, w.stalled = watch, owner, head, 0
+	if !watch || !w.busy || at != w.at {
+		w.busy, w.at, w.stalled = watch, at, 0
 		return
 	}
 	w.stalled += dt
@@ -138,35 +138,12 @@ func (ep *EP) checkProgress(dt time.Duration) {
 	}
 	w.busy, w.stalled = false, 0
 	r.mu.Lock()
-	still := r.owner == owner && r.head == head
+	still := r.mark() == at
 	r.stalled = r.stalled || still
 	r.mu.Unlock()
 	if still {
 		ep.markBroken()
 	}
-}
-
-// awaited reports whether the queue's next completion is one the watchdog
-// may wait for, and how many bytes the device must move before it: the
-// DTOs up to the oldest signalled one still in progress (unsignalled ones
-// before it complete with it). It is not when nothing is in progress, or
-// when one of those DTOs needs a receive from the peer, which may
-// rightly hold it back for ever (RNR retry count 7). Caller holds mu.
-func (r *fifoRing) awaited() (watch bool, bytes uint64) {
-	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
-		if !s.busy || s.done || s.flushed {
-			continue
-		}
-		if s.op.usesPeerReceive() {
-			return false, 0
-		}
-		bytes += s.length
-		if s.signaled {
-			return true, bytes
-		}
-	}
-	return false, 0
 }
 
 // usesPeerReceive reports whether a DTO of op consumes a receive at the

@@ -174,6 +174,30 @@ func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
 // full reports whether no slot is free. Caller holds mu.
 func (r *fifoRing) full() bool { return r.outstanding() >= r.limit }
 
+// hasSpare reports whether a slot beyond the limit is free: the one a
+// flush marker takes. Caller holds mu.
+func (r *fifoRing) hasSpare() bool { return r.outstanding() < len(r.slots) }
+
+// ringMark is how far a queue has come: its incarnation and its oldest
+// outstanding DTO. It changes whenever a DTO completes or the queue is reset.
+type ringMark struct{ owner, head uint32 }
+
+// mark returns where the queue is now. Caller holds mu.
+func (r *fifoRing) mark() ringMark { return ringMark{r.owner, r.head} }
+
+// inProgress counts the DTOs the device still holds and the bytes they
+// name: posted, neither completed nor flushed. Caller holds mu.
+func (r *fifoRing) inProgress() (n int, bytes uint64) {
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q&r.mask]
+		if s.busy && !s.done && !s.flushed {
+			n++
+			bytes += s.length
+		}
+	}
+	return n, bytes
+}
+
 // dtoMarker is the operation of a flush marker (see EP.postFlushMarker): a
 // work request of the library's own that reports no event.
 const dtoMarker DTOOp = 1<<32 - 1
@@ -349,6 +373,10 @@ func (r *fifoRing) holdAH(seq uint32, a *AH) bool {
 	return true
 }
 
+// setRMR records that slot seq binds m, which learns the outcome when the
+// bind completes. Caller holds mu.
+func (r *fifoRing) setRMR(seq uint32, m *RMR) { r.slots[seq&r.mask].rmr = m }
+
 // settled reports whether the slot's DTO is over: completed, or flushed
 // when it was posted.
 func (s *dtoSlot) settled() bool { return s.done || s.flushed }
@@ -461,6 +489,15 @@ func (r *poolRing) complete(owner, i uint32) (dtoSlot, bool) {
 	return out, true
 }
 
+// releaseAll frees every slot (the SRQ is destroyed). Caller holds mu.
+func (r *poolRing) releaseAll() {
+	for i := range r.slots {
+		if r.slots[i].busy {
+			r.release(uint32(i))
+		}
+	}
+}
+
 // resize sets the number of receives the ring accepts, keeping the pending
 // ones (dat_srq_resize). Slots are never taken away: a smaller size only
 // lowers the limit.
@@ -478,4 +515,27 @@ func (r *poolRing) resize(size int) {
 		free = append(free, uint32(i))
 	}
 	r.slots, r.free = slots, free
+}
+
+// awaited reports whether the queue's next completion is one the watchdog
+// may wait for, and how many bytes the device must move before it: the
+// DTOs up to the oldest signalled one still in progress (unsignalled ones
+// before it complete with it). It is not when nothing is in progress, or
+// when one of those DTOs needs a receive from the peer, which may
+// rightly hold it back for ever (RNR retry count 7). Caller holds mu.
+func (r *fifoRing) awaited() (watch bool, bytes uint64) {
+	for q := r.head; q != r.tail; q++ {
+		s := &r.slots[q&r.mask]
+		if !s.busy || s.done || s.flushed {
+			continue
+		}
+		if s.op.usesPeerReceive() {
+			return false, 0
+		}
+		bytes += s.length
+		if s.signaled {
+			return true, bytes
+		}
+	}
+	return false, 0
 }

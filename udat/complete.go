@@ -1,0 +1,149 @@
+package udat
+
+import "github.com/udapl-go/udapl/cverbs"
+
+// deliver turns one work completion into the events it reports and queues
+// them: the completion of its DTO, and on a FIFO queue those of later DTOs
+// flushed at post time that were waiting for it. Stale completions (of a
+// queue reset or destroyed since) and those of unsignalled DTOs and flush
+// markers report nothing. The usual completion (fifoRing.usualHead) is
+// queued here, as the DTO data of its event; deliverOther takes the rest.
+// Caller holds e.mu.
+func (e *EVD) deliver(wc *cverbs.WC) {
+	owner, kind, seq := splitWRID(wc.WRID)
+	ep := e.ia.hotEP(wc.QPNum) // inlined: no call on a hit
+	if ep == nil || wc.Status != cverbs.WCSuccess || e.qn == len(e.q) || (kind != wrKindSend && kind != wrKindRecv) {
+		e.deliverOther(wc)
+		return
+	}
+	r := ep.sq
+	if kind == wrKindRecv {
+		r = ep.rq
+	}
+	r.mu.Lock()
+	s := r.usualHead(owner, seq)
+	if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
+		r.mu.Unlock() // not the usual completion, or an extended receive (ext_ib.go)
+		e.deliverOther(wc)
+		return
+	}
+	n := s.length // sent or written; read: all it asked for
+	if s.op == DTOReceive {
+		n = uint64(wc.ByteLen)
+	}
+	// popLocked makes the event from its number and DTO data alone.
+	p := e.tailLocked()
+	p.Number = EventDTOCompletion
+	p.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
+	e.qn++
+	r.popUsual(s)
+	r.mu.Unlock()
+}
+
+// deliverOther is deliver for any completion but the usual one.
+func (e *EVD) deliverOther(wc *cverbs.WC) {
+	ia := e.ia
+	owner, kind, seq := splitWRID(wc.WRID)
+	ep := ia.hotEP(wc.QPNum) // inlined: no call on a hit
+	if ep == nil {
+		ep = ia.lookupEPSlow(wc.QPNum)
+	}
+	status := dtoStatus(wc.Status)
+	deviceFlush := false // flushed, though the library flushed nothing
+	if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
+		// dat_ep_post_recv: "If the size of an incoming message is larger
+		// than the size of the local_iov, the reported status ... is
+		// DAT_DTO_LENGTH_ERROR." Some devices (Soft-RoCE among them)
+		// report that case as a local QP operation error rather than a
+		// local length error. The post-time checks rule out the other
+		// causes of such an error on a receive (bad segments), so it is
+		// reported as the length error it is.
+		status = DTOLengthError
+	}
+	switch kind {
+	case wrKindSend, wrKindRecv:
+		if ep == nil {
+			return
+		}
+		r := ep.sq
+		if kind == wrKindRecv {
+			r = ep.rq
+		}
+		r.mu.Lock()
+		if !r.complete(owner, seq, status, wc) {
+			r.mu.Unlock()
+			break
+		}
+		deviceFlush = status == DTOErrFlushed && !r.flushing
+		for s := r.next(); s != nil; s = r.next() {
+			ep.slotEventTo(e.pushSlotLocked(), s)
+			r.pop()
+		}
+		r.mu.Unlock()
+	case wrKindSRQ:
+		q := ia.srqFor(ep, owner)
+		if q == nil {
+			return
+		}
+		s, ok := q.complete(owner, seq)
+		if !ok {
+			return
+		}
+		s.record(status, wc)
+		ep.slotEventTo(e.pushSlotLocked(), &s)
+	}
+	switch {
+	case status == DTOSuccess || ep == nil:
+	case deviceFlush:
+		ep.flushedByDevice()
+	case status != DTOErrFlushed:
+		ep.markBroken()
+	}
+}
+
+// reportFlushed reports the DTOs of queue r that a DISCONNECTED EP
+// completed as flushed when they were posted, on e, the queue's EVD. Only
+// those whose older DTOs have all been reported go now; the others follow
+// the completions they wait for (deliver). The EVD's lock is taken before
+// the ring's, as when completions are polled.
+func (ep *EP) reportFlushed(e *EVD, r *fifoRing) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead() {
+		return
+	}
+	r.mu.Lock()
+	for s := r.next(); s != nil; s = r.next() {
+		ep.slotEventTo(e.pushSlotLocked(), s)
+		r.pop()
+	}
+	r.mu.Unlock()
+	e.wakeLocked()
+}
+
+// slotEventTo fills in ev, a zero event, where it lies, with the event that
+// reports the completion of slot s: a DTO completion, or an RMR bind
+// completion (whose RMR learns the outcome).
+func (ep *EP) slotEventTo(ev *Event, s *dtoSlot) {
+	if s.op == DTOBindMW {
+		if s.rmr != nil {
+			s.rmr.bindDone(s.status == DTOSuccess)
+		}
+		ev.Number = EventRMRBindCompletion
+		ev.RMR = RMRBindCompletionData{RMR: s.rmr, Cookie: s.cookie, Status: s.status}
+		return
+	}
+	var n uint64
+	if s.status == DTOSuccess {
+		n = s.length
+		if s.isReceive() {
+			n = s.xfer
+		}
+	}
+	ev.Number = EventDTOCompletion
+	ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: s.status, TransferredLength: n, Op: s.op}
+	if s.op >= DTOExtensionBase {
+		ev.Number, ev.IB = EventIBDTO, ibExtension(s.op, s.status, s.immed)
+		ev.IB.RemoteAH.QPN = s.srcQP
+	}
+}
