@@ -135,8 +135,9 @@ bench-instr: deps
 clean:
 	rm -rf $(BIN)
 
-# Fuzzing: `make fuzz` runs each fuzz target of udat/fuzz_test.go for
-# FUZZTIME, the host ones with go test -fuzz on this host, the device ones in
+# Fuzzing: `make fuzz` runs each fuzz target of package udat for FUZZTIME,
+# the host ones (udat/fuzz_host_test.go, which builds on every platform) with
+# go test -fuzz on this host, the device ones (udat/fuzz_device_test.go) in
 # one boot of the Soft-RoCE VM. (go test -fuzz -exec works, but in the VM the
 # package's testdata/ and the host's GOCACHE are read-only, so a crasher would
 # be lost: the instrumented test binary runs there from a copy of the
@@ -149,8 +150,10 @@ FUZZDIR  ?= /tmp/udapl-fuzz
 # the worker fuzzes nothing else (Go's default, 60s, can take most of a short
 # run in the emulated VM).
 FUZZMINIMIZETIME ?= 5s
-FUZZ_HOST_TARGETS   := FuzzParseDatConf FuzzStrerror FuzzOpenIAName
-FUZZ_DEVICE_TARGETS := FuzzPostSend FuzzPostRDMAWrite FuzzPostRDMARead FuzzPostRequests FuzzPostRecv FuzzSRQPostRecv
+# The targets, as their files declare them.
+fuzz_targets_in = $(shell sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' $(1))
+FUZZ_HOST_TARGETS   := $(call fuzz_targets_in,udat/fuzz_host_test.go)
+FUZZ_DEVICE_TARGETS := $(call fuzz_targets_in,udat/fuzz_device_test.go)
 
 .PHONY: fuzz
 fuzz: SHELL := /bin/bash

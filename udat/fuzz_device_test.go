@@ -2,337 +2,42 @@
 
 package udat
 
-// Fuzz targets (go test -fuzz). Their seeds (f.Add) run in every go test.
-//
-// Host targets, which need no device:
-//
-//	FuzzParseDatConf  dat.conf text into the parser
-//	FuzzStrerror      DAT_RETURN values into Strerror, String and Error
-//	FuzzOpenIAName    IA names into OpenIA (in the VM some of them open rxe0)
-//
-// Device targets, which post on a live connection over the Soft-RoCE device
-// and, like every device test, fail without one unless the run is host-only
-// (UDAPL_HOST_ONLY=1):
+// Device fuzz targets (go test -fuzz), which post on a live connection over
+// the Soft-RoCE device and, like every device test, fail without one unless
+// the run is host-only (UDAPL_HOST_ONLY=1). Their seeds (f.Add) run in
+// every go test:
 //
 //	FuzzPostSend, FuzzPostRDMAWrite, FuzzPostRDMARead, FuzzPostRequests,
 //	FuzzPostRecv, FuzzSRQPostRecv
 //
-// The device targets decode the fuzzer's bytes into I/O vectors: segments
-// of a real LMR with fuzzed offsets and lengths, segments of the peer's
-// LMR, of LMRs without the needed privilege, of another PZ, of a freed LMR,
-// and made-up lmr_contexts; plus a cookie, completion flags and, for RDMA,
-// the remote buffer. A model of the post-time checks decides, for each
-// input, which DAT error types the call may return (none: it must succeed).
-// A DTO that was posted must come back once, with its cookie, and when the
-// model can tell what the transfer writes, the memory of every LMR is
-// compared with the expected contents afterwards.
+// They decode the fuzzer's bytes into I/O vectors: segments of a real LMR
+// with fuzzed offsets and lengths, segments of the peer's LMR, of LMRs
+// without the needed privilege, of another PZ, of a freed LMR, and made-up
+// lmr_contexts; plus a cookie, completion flags and, for RDMA, the remote
+// buffer. A model of the post-time checks decides, for each input, which
+// DAT error types the call may return (none: it must succeed). A DTO that
+// was posted must come back once, with its cookie, and when the model can
+// tell what the transfer writes, the memory of every LMR is compared with
+// the expected contents afterwards.
 //
-// make fuzz runs each target for a bounded time, the device ones in the VM.
+// The targets that need no device are in fuzz_host_test.go. make fuzz runs
+// each target for a bounded time, these in the VM.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"math/bits"
-	"net"
-	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/udapl-go/udapl/internal/devtest"
 )
-
-// ---------------------------------------------------------------------------
-// FuzzParseDatConf
-
-const fuzzConfEntry = `ofa-v2-cma-roe-eth0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0" ""`
-
-func FuzzParseDatConf(f *testing.F) {
-	for _, s := range []string{
-		"",
-		fuzzConfEntry,
-		fuzzConfEntry + "\n" + fuzzConfEntry + "\n",
-		"ofa-v2-rxe0-1u\tu2.0\tthreadsafe\tnondefault\tlibdaploucm.so.2\tdapl.2.0\t\"rxe0 1\"\t\"plat x\"  # trailing comment",
-		`ofa-v2-scm-rxe0 u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 rxe0 ""`,
-		"# comment only\n\n   # indented comment\n\t\n",
-		"x k1.2 threadsafe nondefault lib p.10.20 \"a#b\" \"\"\r\n",
-		`bad-quotes u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0 ""`,
-		`"quoted-name" u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0" ""`,
-		`unterminated u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "eth0 0`,
-		`a"b u2.0 nonthreadsafe default l dapl.2.0 "" ""`,
-		`n u2. nonthreadsafe default l dapl.2.0 "" ""`,
-		`n u2.0 nonthreadsafe default l .2.0 "" ""`,
-		`n u2.0 nonthreadsafe default l dapl.2.x "" ""`,
-		`n u2.0 nonthreadsafe default l dapl.2.0 "x"y ""`,
-		"n u2.0 nonthreadsafe default l dapl.2.0 \"\x00\" \"\xff\"\n\r\n\r",
-		"\x00\xff\xfe garbage \" # \"\n",
-		strings.Repeat("#", 70000) + "\n" + fuzzConfEntry,
-	} {
-		f.Add([]byte(s))
-	}
-	for _, name := range []string{"rxe.conf", "bad.conf", "empty.conf"} {
-		b, err := os.ReadFile(filepath.Join(datConfTestdata, name))
-		require.NoError(f, err)
-		f.Add(b)
-	}
-	path := filepath.Join(f.TempDir(), "dat.conf")
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ps, err := parseDatConf(bytes.NewReader(data), "fuzz.conf")
-		checkDatConf(t, data, ps, err)
-
-		// ReadDatConf reads the same entries from a file, and Providers
-		// keeps the first entry of each name.
-		require.NoError(t, os.WriteFile(path, data, 0o600))
-		ps2, err2 := ReadDatConf(path)
-		require.Equal(t, ps, ps2)
-		require.Equal(t, err == nil, err2 == nil)
-		t.Setenv(DatConfEnv, path)
-		prov, err3 := Providers()
-		if errors.Is(err, bufio.ErrTooLong) {
-			require.Error(t, err3)
-			return
-		}
-		require.NoError(t, err3)
-		seen := map[string]bool{}
-		var want []ProviderInfo
-		for _, p := range ps {
-			if !seen[p.Name] {
-				seen[p.Name] = true
-				want = append(want, p)
-			}
-		}
-		require.Equal(t, want, prov)
-	})
-}
-
-// checkDatConf checks what parseDatConf made of data.
-func checkDatConf(t *testing.T, data []byte, ps []ProviderInfo, err error) {
-	t.Helper()
-	if errors.Is(err, bufio.ErrTooLong) {
-		require.Nil(t, ps, "a read error comes with no entries")
-		return
-	}
-	// The lines bufio.ScanLines sees.
-	nlines := bytes.Count(data, []byte{'\n'})
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		nlines++
-	}
-	nbad := 0
-	if err != nil {
-		joined, ok := err.(interface{ Unwrap() []error })
-		require.True(t, ok, "the error %v joins one error per bad line", err)
-		last := 0
-		for _, e := range joined.Unwrap() {
-			var le *DatConfLineError
-			require.ErrorAs(t, e, &le)
-			require.Equal(t, "fuzz.conf", le.Path)
-			require.Greater(t, le.Line, last, "bad lines are reported once each, in order")
-			require.LessOrEqual(t, le.Line, nlines)
-			require.NotEmpty(t, le.Msg)
-			require.Equal(t, fmt.Sprintf("udat: fuzz.conf:%d: %s", le.Line, le.Msg), le.Error())
-			last = le.Line
-			nbad++
-		}
-		require.NotZero(t, nbad)
-	}
-	require.LessOrEqual(t, len(ps)+nbad, nlines, "at most one entry or error per line")
-
-	for _, p := range ps {
-		// The six unquoted fields are single words.
-		for i, fld := range []string{p.Name, p.APIVersion, p.ThreadSafety, p.Library, p.ProviderVersion} {
-			require.NotEmpty(t, fld, "field %d of %+v", i, p)
-			require.False(t, strings.ContainsAny(fld, " \t\r\n#\""), "field %d of %+v is one word", i, p)
-			require.True(t, bytes.Contains(data, []byte(fld)))
-		}
-		require.True(t, validAPIVersion(p.APIVersion), "%+v", p)
-		require.True(t, validProviderVersion(p.ProviderVersion), "%+v", p)
-		require.Contains(t, []string{"threadsafe", "nonthreadsafe"}, p.ThreadSafety)
-		require.Equal(t, p.ThreadSafety == "threadsafe", p.ThreadSafe())
-		for _, fld := range []string{p.IAParams, p.PlatformParams} {
-			require.False(t, strings.ContainsAny(fld, "\"\n"), "%+v", p)
-		}
-		fields := strings.Fields(p.IAParams)
-		if len(fields) == 0 {
-			require.Empty(t, p.NetDev())
-		} else {
-			require.Equal(t, fields[0], p.NetDev())
-		}
-		require.GreaterOrEqual(t, p.Port(), 0)
-
-		// An entry written back as a line parses to itself.
-		def := "nondefault"
-		if p.Default {
-			def = "default"
-		}
-		line := fmt.Sprintf("%s %s %s %s %s %s \"%s\" \"%s\"\n", p.Name, p.APIVersion, p.ThreadSafety, def,
-			p.Library, p.ProviderVersion, p.IAParams, p.PlatformParams)
-		again, err := parseDatConf(strings.NewReader(line), "again")
-		require.NoError(t, err, "line %q", line)
-		require.Equal(t, []ProviderInfo{p}, again, "line %q", line)
-	}
-}
-
-// ---------------------------------------------------------------------------
-// FuzzStrerror
-
-func FuzzStrerror(f *testing.F) {
-	for _, c := range []Return{
-		Success, ClassError | InvalidHandle | InvalidHandleEP, ClassError | InvalidParameter | InvalidArg3,
-		ClassWarning | LengthError, ClassError | PrivilegesViolation | PrivilegesWrite, InvalidState,
-		ClassError | NotImplemented, ClassError | ExtensionBase | 5, ClassError | 0x00420000 | 999,
-		ClassMask | TypeMask | SubtypeMask, ClassError | QueueEmpty, SubtypeMask,
-	} {
-		f.Add(uint32(c), "dat_ep_post_send")
-	}
-	f.Add(uint32(0x80060025), "")
-	f.Add(uint32(0xC00B005A), "op\x00\xff")
-	f.Fuzz(func(t *testing.T, code uint32, op string) {
-		r := Return(code)
-		major, minor := Strerror(r)
-		require.NotEmpty(t, major)
-		require.True(t, strings.HasPrefix(major, "DAT_"), major)
-		require.Equal(t, r.Subtype() == NoSubtype, minor == "", "a minor message exactly when there is a subtype")
-		if minor != "" {
-			require.True(t, strings.HasPrefix(minor, "DAT_"), minor)
-		}
-		m2, n2 := Strerror(r &^ ClassMask)
-		require.Equal(t, major, m2, "class bits do not change the message")
-		require.Equal(t, minor, n2)
-		if r.Type() != Success {
-			m3, _ := Strerror(Success | r.Subtype())
-			require.NotEqual(t, m3, major)
-		}
-
-		s := r.String()
-		require.NotEmpty(t, s)
-		require.True(t, utf8.ValidString(s))
-		require.Contains(t, s, major)
-		require.Contains(t, s, minor)
-		require.Equal(t, r.Class() == ClassWarning, strings.HasPrefix(s, "DAT_CLASS_WARNING "))
-
-		require.Equal(t, r == Success, r.IsSuccess())
-		require.Equal(t, r&ClassError != 0, r.IsError())
-		require.Equal(t, r&ClassWarning != 0, r.IsWarning())
-		require.Equal(t, r, r.Class()|r.Type()|r.Subtype())
-
-		e := &Error{Code: r, Op: op}
-		msg := e.Error()
-		require.True(t, strings.HasPrefix(msg, "udat: "), msg)
-		require.Contains(t, msg, s)
-		require.Contains(t, msg, op)
-		require.True(t, errors.Is(e, &Error{Code: ClassError | r.Type()}), "an error matches its type")
-		require.True(t, errors.Is(e, &Error{Code: r}), "an error matches itself")
-		require.False(t, errors.Is(e, &Error{Code: ClassError | (r.Type() ^ 0x00010000)}))
-		require.False(t, e.Is(nil))
-		require.False(t, e.Is((*Error)(nil)))
-		require.Equal(t, r, CodeOf(e))
-		require.Equal(t, r, CodeOf(fmt.Errorf("wrapped: %w", e)))
-
-		ne := newError(op, r)
-		require.True(t, ne.Code.IsError())
-		require.False(t, ne.Code.IsWarning())
-		require.Equal(t, r&^ClassMask, ne.Code&^ClassMask)
-		require.Contains(t, ne.Error(), major)
-		nw := newWarning(op, r)
-		require.True(t, nw.Code.IsWarning())
-		require.False(t, nw.Code.IsError())
-
-		// The other DAT enums and flag sets print whatever their value.
-		for _, str := range []string{
-			CompletionFlags(code).String(), DTOOp(code).String(), CloseFlags(code).String(),
-			EVDFlags(code).String(), MemPriv(code).String(), EPState(code).String(),
-			DTOStatus(code).String(), EventNumber(code).String(), HandleType(code).String(),
-		} {
-			require.NotEmpty(t, str)
-			require.True(t, utf8.ValidString(str), "%q", str)
-		}
-	})
-}
-
-// ---------------------------------------------------------------------------
-// FuzzOpenIAName
-
-// fuzzIAConf is the dat.conf FuzzOpenIAName points DAT_OVERRIDE at: entries
-// that name the VM's device, netdev and address, and odd ones.
-var fuzzIAConf = strings.Join([]string{
-	`fz-dev u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 "rxe0 1" ""`,
-	`fz-dev u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 "no-such-dev 1" ""`,
-	`fz-netdev u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "d0 0" ""`,
-	`fz-ip u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "192.0.2.1 0" ""`,
-	`fz-ip6 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "::1 0" ""`,
-	`fz-ipzone u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fe80::1%d0 0" ""`,
-	`fz-lo u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "lo 0" ""`,
-	`fz-empty u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "" ""`,
-	`fz-blank u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "  " ""`,
-	`fz-unquoted u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 rxe0 ""`,
-	"fz-nul u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"rxe0\x00 1\" \"\"",
-	"fz-uni u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"\u00fc0 0\" \"\"",
-	`fz-long u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "` + strings.Repeat("n", 300) + ` 0" ""`,
-	`fz-self u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fz-self 0" ""`,
-	`fz-chain u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "fz-dev 0" ""`,
-	`bad line`,
-}, "\n") + "\n"
-
-func FuzzOpenIAName(f *testing.F) {
-	conf := filepath.Join(f.TempDir(), "dat.conf")
-	require.NoError(f, os.WriteFile(conf, []byte(fuzzIAConf), 0o600))
-	f.Setenv(DatConfEnv, conf)
-	providers, _ := Providers()
-	for _, s := range []string{
-		"", "rxe0", "rxe1", "d0", "lo", "eth0", "192.0.2.1", "::ffff:192.0.2.1", "127.0.0.1", "::1",
-		"0.0.0.0", "fe80::1%d0", "192.0.2.1:4791", "[::1]", "192.0.2.256",
-		"fz-dev", "fz-netdev", "fz-ip", "fz-ip6", "fz-ipzone", "fz-lo", "fz-empty", "fz-blank",
-		"fz-unquoted", "fz-nul", "fz-uni", "fz-long", "fz-self", "fz-chain", "ofa-v2-ib0",
-		"rxe0\x00", "\x00", "rxe0 ", " rxe0", "RXE0", "\u00fc0", "\xff\xfe", "../rxe0", "rxe0/1",
-		strings.Repeat("a", 5000), strings.Repeat("rxe0", 64),
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		ia, err := OpenIA(name, 8)
-		if err != nil {
-			require.Nil(t, ia)
-			var de *Error
-			require.ErrorAs(t, err, &de, "OpenIA(%q) returns a *udat.Error", name)
-			require.True(t, de.Code.IsError(), "%v", err)
-			if name == "" {
-				require.ErrorIs(t, err, ErrInvalidParameter)
-				return
-			}
-			// Every name that opens nothing is an unknown provider.
-			require.ErrorIs(t, err, ErrProviderNotFound, "OpenIA(%q)", name)
-			return
-		}
-		require.NotNil(t, ia)
-		defer func() { require.NoError(t, ia.Close(CloseAbruptFlag)) }()
-		// Only a name that means something opens an IA: a device, a network
-		// interface, an address or a provider of the dat.conf file.
-		known := name == devtest.Device()
-		if _, err := net.InterfaceByName(name); err == nil {
-			known = true
-		}
-		if _, err := netip.ParseAddr(name); err == nil {
-			known = true
-		}
-		for _, p := range providers {
-			known = known || p.Name == name
-		}
-		require.True(t, known, "OpenIA(%q) opened an IA", name)
-		a, _, err := ia.Query()
-		require.NoError(t, err)
-		require.NotEmpty(t, a.AdapterName)
-		require.NotNil(t, ia.AsyncEVD())
-	})
-}
 
 // ---------------------------------------------------------------------------
 // Device fuzzing: decoding
@@ -1333,19 +1038,13 @@ func fuzzRequest(f *testing.F, op DTOOp) {
 		ep := e.side(i).ep
 		call := fmt.Sprintf("%v from the %s: %+v", op, sideName(i), r)
 		e.runRequests(t, call, i, []Request{r}, []bool{remoteOK}, func() (int, error) {
-			var err error
 			switch op {
 			case DTOSend:
-				err = ep.PostSend(r.LocalIOV, r.Cookie, r.Flags)
+				return postedOne(ep.PostSend(r.LocalIOV, r.Cookie, r.Flags))
 			case DTORDMAWrite:
-				err = ep.PostRDMAWrite(r.LocalIOV, r.Cookie, r.Remote, r.Flags)
-			case DTORDMARead:
-				err = ep.PostRDMARead(r.LocalIOV, r.Cookie, r.Remote, r.Flags)
+				return postedOne(ep.PostRDMAWrite(r.LocalIOV, r.Cookie, r.Remote, r.Flags))
 			}
-			if err != nil {
-				return 0, err
-			}
-			return 1, nil
+			return postedOne(ep.PostRDMARead(r.LocalIOV, r.Cookie, r.Remote, r.Flags))
 		})
 	})
 }
@@ -1423,19 +1122,45 @@ func FuzzPostRequests(f *testing.F) {
 	})
 }
 
+// recvSeed is a seed of the receive targets: the size of the messages the
+// peer sends, and the input [a:u8 batch:u8 per receive: flags:u8 iov...].
+type recvSeed struct {
+	msg  uint16
+	data []byte
+}
+
+// rv encodes one receive of a recvSeed's input.
+func rv(flags uint8, iov []byte) []byte { return cat([]byte{flags}, iov) }
+
+// recvInput encodes a receive target's input: a (the side or the mode), the
+// batch and the receives.
+func recvInput(a, batch uint8, recvs ...[]byte) []byte {
+	return cat(append([][]byte{{a, batch}}, recvs...)...)
+}
+
+// addRecvSeeds adds seeds, each with a cookie of its own.
+func addRecvSeeds(f *testing.F, seeds []recvSeed) {
+	for k, s := range seeds {
+		f.Add(uint64(k)<<8, s.msg, s.data)
+	}
+}
+
+// postedOne is what a post call of one DTO returns, as a post of several
+// does: how many were posted, and the error.
+func postedOne(err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
 // FuzzPostRecv posts receives with EP.PostRecv or, in batches of up to
 // three, EP.PostRecvs; the peer then sends a message into each.
 // data is [side:u8 batch:u8 per receive: flags:u8 iov...].
 func FuzzPostRecv(f *testing.F) {
 	h := newFuzzHolder(f, fuzzEnvOpts{})
-	rv := func(flags uint8, iov []byte) []byte { return cat([]byte{flags}, iov) }
-	in := func(side, batch uint8, recvs ...[]byte) []byte {
-		return cat(append([][]byte{{side, batch}}, recvs...)...)
-	}
-	for k, s := range []struct {
-		msg  uint16
-		data []byte
-	}{
+	in := recvInput // [side batch recvs...]
+	addRecvSeeds(f, []recvSeed{
 		{64, in(0, 0, rv(0, iovSeed(sOwn(0, 64))))},
 		{4096, in(1, 0, rv(0, iovSeed(sOwn(100, 1000), sOwn(3000, 5000))))},
 		{0, in(0, 0, rv(0, iovSeed()))},
@@ -1454,9 +1179,7 @@ func FuzzPostRecv(f *testing.F) {
 		{65535, in(1, 0, rv(0, iovSeed(sWhole())))},
 		{32, in(0, 3, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sOwn(64, 32))), rv(0, iovSeed(sOwn(128, 32))))},
 		{32, in(1, 2, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sOther(otherNone, 0, 8))), rv(0, iovSeed(sOwn(0, 32))))},
-	} {
-		f.Add(uint64(k)<<8, s.msg, s.data)
-	}
+	})
 	f.Fuzz(func(t *testing.T, cookie uint64, msg uint16, data []byte) {
 		e := h.get(t)
 		d := &fuzzBytes{data}
@@ -1472,10 +1195,7 @@ func FuzzPostRecv(f *testing.F) {
 		call := fmt.Sprintf("receives on the %s (batch %d): %+v", sideName(i), batch, recvs)
 		e.runRecvs(t, call, i, false, recvs, msg, func() (int, error) {
 			if batch == 0 {
-				if err := ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags); err != nil {
-					return 0, err
-				}
-				return 1, nil
+				return postedOne(ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags))
 			}
 			return ep.PostRecvs(recvs)
 		})
@@ -1488,14 +1208,8 @@ func FuzzPostRecv(f *testing.F) {
 // flags:u8 iov...].
 func FuzzSRQPostRecv(f *testing.F) {
 	h := newFuzzHolder(f, fuzzEnvOpts{srq: true})
-	rv := func(flags uint8, iov []byte) []byte { return cat([]byte{flags}, iov) }
-	in := func(mode, batch uint8, recvs ...[]byte) []byte {
-		return cat(append([][]byte{{mode, batch}}, recvs...)...)
-	}
-	for k, s := range []struct {
-		msg  uint16
-		data []byte
-	}{
+	in := recvInput // [mode batch recvs...]
+	addRecvSeeds(f, []recvSeed{
 		{64, in(0, 0, rv(0, iovSeed(sOwn(0, 64))))},
 		{0, in(0, 0, rv(0, iovSeed()))},
 		{1000, in(0, 0, rv(0, iovSeed(sOwn(0, 100), sOwn(200, 100), sOwn(400, 1000))))},
@@ -1510,9 +1224,7 @@ func FuzzSRQPostRecv(f *testing.F) {
 		{32, in(1, 3, rv(0, iovSeed(sOwn(0, 32))), rv(0, iovSeed(sAny(0, 8, 0))), rv(0, iovSeed(sOwn(256, 48))))},
 		{32, in(2, 0, rv(0, iovSeed(sOwn(0, 32))))},
 		{32, in(2, 0, rv(0xFF, iovSeed(sOwn(0, 32))))},
-	} {
-		f.Add(uint64(k)<<8, s.msg, s.data)
-	}
+	})
 	f.Fuzz(func(t *testing.T, cookie uint64, msg uint16, data []byte) {
 		e := h.get(t)
 		d := &fuzzBytes{data}
@@ -1538,17 +1250,11 @@ func FuzzSRQPostRecv(f *testing.F) {
 		e.runRecvs(t, call, 1, mode != 2, recvs, msg, func() (int, error) {
 			switch mode {
 			case 0:
-				if err := e.srq.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie); err != nil {
-					return 0, err
-				}
-				return 1, nil
+				return postedOne(e.srq.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie))
 			case 1:
 				return e.srq.PostRecvs(recvs)
 			}
-			if err := e.side(1).ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags); err != nil {
-				return 0, err
-			}
-			return 1, nil
+			return postedOne(e.side(1).ep.PostRecv(recvs[0].LocalIOV, recvs[0].Cookie, recvs[0].Flags))
 		})
 	})
 }
