@@ -25,6 +25,8 @@ type roleArgs struct {
 	Stream  stream      `json:"stream"`
 	// BounceMS is how long bounce-source keeps its host's link down.
 	BounceMS int `json:"bounce_ms,omitempty"`
+	// Cmd is the shell command of role soak-sh (soak_peer_test.go).
+	Cmd string `json:"cmd,omitempty"`
 }
 
 // A role is one side of a cross-host test, run by the peer agent in VM B
