@@ -149,6 +149,7 @@ func (ep *EP) Connect(remote netip.Addr, connQual ConnQual, timeout Timeout, pri
 }
 
 func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout Timeout, privateData []byte, qos QoS, flags ConnectFlags) error {
+	ep.count(EPCounterConnect) // past the handle checks, as C counts it
 	if len(privateData) > maxConnectPrivateData {
 		return newError(op, InvalidParameter|InvalidArg5)
 	}
@@ -253,6 +254,7 @@ func (ep *EP) failLocked(num EventNumber, pd []byte) {
 	ep.flushQueues()
 	if !ep.terminated {
 		ep.terminated = true
+		ep.connEVD.countConn()
 		ep.connEVD.pushInternal(Event{Number: num, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
 	}
 }
@@ -268,6 +270,7 @@ func (ep *EP) establishedLocked(pd []byte) {
 		return
 	}
 	ep.armWatch()
+	ep.connEVD.countConn()
 	ep.connEVD.pushInternal(Event{Number: EventConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
 }
 
@@ -471,6 +474,7 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 	if err := ep.check(op); err != nil {
 		return err
 	}
+	ep.count(EPCounterDisconnect)
 	if flags != CloseAbruptFlag && flags != CloseGracefulFlag {
 		return newError(op, InvalidParameter|InvalidArg2)
 	}

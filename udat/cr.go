@@ -173,6 +173,7 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	if err != nil {
 		return fail(err)
 	}
+	cr.ia.count(IACounterSPCRAccepted)
 	return nil
 }
 
@@ -196,6 +197,7 @@ func (cr *CR) Reject(privateData []byte) error {
 	cr.doneLocked()
 	lep := cr.localEP
 	cr.mu.Unlock()
+	cr.ia.count(IACounterSPCRRejected)
 	pd := append(append(make([]byte, 0, len(rejectHeader)+len(privateData)), rejectHeader...), privateData...)
 	if cr.ud != nil {
 		pd = appendUDHeader(nil, privateData)

@@ -239,6 +239,9 @@
 //	(a send with immediate data)   (*EP).PostSendImmed(iov, cookie, immed, flags)
 //	dat_ib_open_query              OpenQuery(name): handle, IA and provider attributes
 //	dat_ib_close_query             (*IAQuery).Close
+//	dat_query_counters             QueryCounters(h, counter, reset) (counters.go; DAT_COUNTERS)
+//	dat_print_counters             PrintCounters(h, counter, reset), FprintCounters(w, h, counter, reset)
+//	DCNT_IA_*, DCNT_EP_*, DCNT_EVD_*  IACounter*, EPCounter*, EVDCounter* (IACounterAll: DCNT_IA_ALL_COUNTERS)
 //	DAT_IB_DTO_EVENT               Event.Number EventIBDTO, Event.DTO and Event.IB
 //	DAT_IB_MEM_PRIV_REMOTE_ATOMIC  MemPrivIBRemoteAtomic
 //
@@ -260,7 +263,8 @@
 // (the C reference's openib providers return DAT_NOT_IMPLEMENTED for both),
 // dat_csp_*, dat_cno_fd_create and dat_cno_trigger (DAT 2.0;
 // DAT_MODEL_NOT_SUPPORTED in the C reference too), dat_ep_common_connect,
-// and of the IB extensions the counters and the collectives. The
+// and of the IB extensions the collectives and dat_ib_start_counter and
+// dat_ib_stop_counter (the kernel's CM, link and diagnostic statistics). The
 // provider side of the
 // registry (dat_provider_init, dat_provider_fini,
 // dat_registry_add_provider, dat_registry_remove_provider) has no use here:

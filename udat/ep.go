@@ -602,6 +602,7 @@ func (ep *EP) breakConnection() {
 		id.Disconnect()
 	}
 	if post {
+		ep.connEVD.countConn()
 		ep.connEVD.pushInternal(Event{Number: EventConnectionBroken, Conn: ConnectionEventData{EP: ep}})
 	}
 }

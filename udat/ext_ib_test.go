@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -296,6 +297,11 @@ func TestIAQueryIBAttributesMatchC(t *testing.T) {
 		case "ia":
 			cIA[name] = value
 		}
+	}
+	// Debian's C library is built without DAPL_COUNTERS; one built with
+	// them lists DAT_COUNTERS last, as udat does (counters.go).
+	if !slices.Contains(cAttrs, NamedAttr{countersAttr, "TRUE"}) {
+		cAttrs = append(cAttrs, NamedAttr{countersAttr, "TRUE"})
 	}
 	require.Equal(t, cAttrs, p.ProviderSpecificAttr, "the provider-specific attributes, in C's order")
 	require.Equal(t, strconv.Itoa(int(a.ExtensionSupported)), cIA["extension_supported"])

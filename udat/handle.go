@@ -28,6 +28,9 @@ type object struct {
 	freed atomic.Bool
 	ctxMu sync.Mutex
 	ctx   any
+	// cnt holds the counters of an IA, EP or EVD (counters.go), made on
+	// first use.
+	cnt atomic.Pointer[counterSet]
 }
 
 // liveObject returns the object part of a new DAT object.

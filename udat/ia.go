@@ -663,13 +663,18 @@ func addChild[T comparable](ia *IA, m map[T]struct{}, v T) bool {
 		return false
 	}
 	m[v] = struct{}{}
+	ia.countChild(v, 1)
 	return true
 }
 
 func delChild[T comparable](ia *IA, m map[T]struct{}, v T) {
 	ia.mu.Lock()
+	_, had := m[v]
 	delete(m, v)
 	ia.mu.Unlock()
+	if had {
+		ia.countChild(v, -1)
+	}
 }
 
 // rdmaReadSGE is the largest IOV of an RDMA read: the device's max_sge, or
@@ -732,20 +737,24 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 		// receive: OFA DAPL reports it as the EP broken, and its programs
 		// (dtestsrq) wait for that event after each disconnect, once.
 		if ep := ia.lookupEP(ev.QPNum); ep != nil && ep.srq != nil && ep.lastWQE.CompareAndSwap(false, true) {
+			ia.count(IACounterAsyncQPError)
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
 			ep.markBroken()
 		}
 	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr:
+		ia.count(IACounterAsyncQPError)
 		if ep := ia.lookupEP(ev.QPNum); ep != nil {
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
 			ep.markBroken()
 		}
 	case cverbs.EventCQErr:
+		ia.count(IACounterAsyncCQError)
 		ia.postAsync(Event{Number: EventAsyncErrorEVDOverflow,
 			Async: AsyncErrorData{Handle: ia.evdOfCQ(ev.CQ), Reason: EVDOverflowError}})
 	case cverbs.EventDeviceFatal:
+		ia.count(IACounterAsyncError)
 		ia.postAsync(Event{Number: EventAsyncErrorIACatastrophic,
 			Async: AsyncErrorData{Handle: ia, Reason: IACatastrophicError}})
 	}

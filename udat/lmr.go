@@ -164,6 +164,7 @@ func (l *LMR) register(op string) error {
 	l.ia.lmrMu.Lock()
 	l.ia.lmrByKey[l.lkey] = l
 	l.ia.lmrMu.Unlock()
+	l.ia.count(IACounterLMRCreate)
 	return nil
 }
 
@@ -289,6 +290,7 @@ func (l *LMR) destroy(op string) error {
 	l.pz.mu.Lock()
 	delete(l.pz.lmrs, l)
 	l.pz.mu.Unlock()
+	l.ia.count(IACounterLMRFree)
 	err := l.mr.Close()
 	if l.mapped {
 		unmapPages(l.buf)

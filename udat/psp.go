@@ -40,7 +40,11 @@ func (ia *IA) CreatePSP(connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, erro
 	if flags != PSPConsumerFlag && flags != PSPProviderFlag {
 		return nil, newError(op, InvalidParameter|InvalidArg4)
 	}
-	return ia.listen(op, connQual, evd, flags)
+	p, err := ia.listen(op, connQual, evd, flags)
+	if err == nil {
+		ia.count(IACounterPSPCreate)
+	}
+	return p, err
 }
 
 // CreatePSPAny listens on a free connection qualifier of the library's
@@ -61,6 +65,7 @@ func (ia *IA) CreatePSPAny(evd *EVD, flags PSPFlags) (*PSP, ConnQual, error) {
 		q := ConnQual(0x8000 + (start-0x8000+i)%0x7000)
 		p, err := ia.listen(op, q, evd, flags)
 		if err == nil {
+			ia.count(IACounterPSPCreateAny)
 			return p, q, nil
 		}
 		if e, ok := err.(*Error); !ok || e.Code.Type() != ConnQualInUse {

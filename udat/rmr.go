@@ -46,6 +46,7 @@ func (pz *PZ) CreateRMR() (*RMR, error) {
 	pz.mu.Lock()
 	pz.rmrs[r] = struct{}{}
 	pz.mu.Unlock()
+	pz.ia.count(IACounterRMRCreate)
 	return r, nil
 }
 
@@ -224,6 +225,7 @@ func (r *RMR) Free() error {
 	r.pz.mu.Lock()
 	delete(r.pz.rmrs, r)
 	r.pz.mu.Unlock()
+	r.ia.count(IACounterRMRFree)
 	if err := r.mw.Close(); err != nil {
 		return verbsErr(op, err, InternalError)
 	}

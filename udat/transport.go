@@ -68,7 +68,8 @@ var capabilityAttrs = [...]string{"DAT_EXTENSION_INTERFACE", "DAT_IB_FETCH_AND_A
 // providerSpecificAttrs returns the provider-specific attributes of
 // ibProviderAttrs with the capability attributes (capabilityAttrs) set from
 // the device, each TRUE or FALSE as C gives it: all four, in C's order, in
-// the place of the first of them.
+// the place of the first of them; then DAT_COUNTERS, TRUE on every device
+// (counters.go), where a C library built with DAPL_COUNTERS lists it.
 func (ia *IA) providerSpecificAttrs() []NamedAttr {
 	has := map[string]bool{
 		"DAT_EXTENSION_INTERFACE": ia.extension() != ExtensionNone,
@@ -99,5 +100,5 @@ func (ia *IA) providerSpecificAttrs() []NamedAttr {
 		}
 		caps = append(caps, NamedAttr{name, v})
 	}
-	return append(out[:at], append(caps, out[at:]...)...)
+	return append(append(out[:at], append(caps, out[at:]...)...), NamedAttr{countersAttr, "TRUE"})
 }

@@ -84,6 +84,7 @@ func (cm *UDCM) fail(num EventNumber, t IBExtType, pd []byte) {
 		return
 	}
 	ep := cm.ep
+	ep.connEVD.countConn()
 	ep.connEVD.pushInternal(Event{Number: num, Conn: ConnectionEventData{EP: ep, PrivateData: pd},
 		IB: IBExtensionData{Type: t, Status: IBOpErr, CM: cm}})
 }
@@ -100,6 +101,7 @@ func (cm *UDCM) established(t IBExtType, a *AH, qpn uint32, pd []byte) {
 	}
 	ep := cm.ep
 	ep.state.CompareAndSwap(uint32(EPStateUnconnected), uint32(EPStateConnected))
+	ep.connEVD.countConn()
 	ep.connEVD.pushInternal(Event{Number: EventIBUDConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd},
 		IB: IBExtensionData{Type: t, Status: IBOpSuccess, CM: cm,
 			RemoteAH: IBAddrHandle{AH: a, QPN: qpn, IAAddr: cm.remote.Addr()}}})
@@ -214,6 +216,7 @@ func (cr *CR) acceptUD(op string, ep *EP, privateData []byte) error {
 	// The requester's private data, as C's UD providers give it to the
 	// passive side too.
 	cm.established(IBUDPassiveRemoteAH, a, req.qpn, bytes.Clone(cr.privateData))
+	ia.count(IACounterSPCRAccepted)
 	return nil
 }
 
