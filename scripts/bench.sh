@@ -14,8 +14,9 @@
 # BENCH_REPS times (scripts/bench-vm.sh), then in each boot the Go data-path
 # benchmarks of package udat (udat/bench_test.go). Results go to
 # $BENCH_OUT/det and $BENCH_OUT/smp (default /tmp/udapl-bench); after the VMs
-# exit this host writes BENCHMARKS.md: medians, the ratios udapl/perftest and
-# udapl/C DAPL, and which targets are met.
+# exit this host writes BENCHMARKS.md (go run ./internal/cmd/benchreport):
+# medians, the ratios udapl/perftest and udapl/C DAPL, and which targets are
+# met.
 #
 # Every run of every tool, server and client, is bounded (BENCH_TIMEOUT
 # seconds, then killed); a run that times out or fails is counted and shown
@@ -96,9 +97,11 @@ EOF
 	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/$mode/env.txt"
 done
 
-# bench-report.sh writes the whole file; the instruction section is kept.
+# internal/benchreport writes the whole file (into $out first, so that a
+# failure leaves $md as it was); the instruction section is kept.
 [ -f "$md" ] && cp "$md" "$out/BENCHMARKS.before.md"
-scripts/bench-report.sh "$out" >"$md"
+go run ./internal/cmd/benchreport "$out" >"$out/BENCHMARKS.md"
+cp "$out/BENCHMARKS.md" "$md"
 [ -f "$out/BENCHMARKS.before.md" ] && go run ./internal/instrcount splice -md "$md" -from "$out/BENCHMARKS.before.md"
 echo "bench.sh: wrote $md"
 sed -n '/^## Results/,/^## /p' "$md" | sed '$d'

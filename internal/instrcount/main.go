@@ -15,7 +15,7 @@
 //	instrcount splice -md FILE -from OLD
 //	    puts OLD's instruction section into FILE (as its first section,
 //	    replacing one FILE has): scripts/bench.sh keeps it across
-//	    scripts/bench-report.sh, which writes the rest of BENCHMARKS.md
+//	    internal/cmd/benchreport, which writes the rest of BENCHMARKS.md
 //	instrcount trim -tool udapl|dapl|perftest IN1 IN2 OUT1 OUT2
 //	    a small copy of a pair of profiles that counts the same (testdata)
 //

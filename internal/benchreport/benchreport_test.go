@@ -1,0 +1,248 @@
+package benchreport
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden reports in testdata")
+
+// inputs makes Inputs of results.tsv lines (tab-separated).
+func inputs(t *testing.T, lines ...string) *Inputs {
+	t.Helper()
+	rs, err := ParseResults(strings.Join(lines, "\n") + "\n")
+	require.NoError(t, err)
+	return &Inputs{Results: rs, Env: map[string]Env{}, GoBench: map[string]string{}}
+}
+
+func fp(v float64) *float64 { return &v }
+
+func TestParseResults(t *testing.T) {
+	rs, err := ParseResults("write_bw_64\tudapl\t1\t60835.5\t3.713\tNA\tNA\n\nsend_lat_64\tperftest\t2\tFAIL\tFAIL\tFAIL\tFAIL\n")
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	assert.Equal(t, Result{Row: "write_bw_64", Tool: "udapl", Rep: "1", Values: [4]string{"60835.5", "3.713", NA, NA}}, rs[0])
+	assert.False(t, rs[0].Failed())
+	assert.True(t, rs[1].Failed())
+
+	_, err = ParseResults("write_bw_64\tudapl\t1\t60835.5\n")
+	assert.ErrorContains(t, err, "line 1: 4 fields, want 7")
+}
+
+func TestParseFailures(t *testing.T) {
+	fs := ParseFailures("r\tdapl\t2\tclient: timed out\t/tmp/x/det/raw/r.dapl.2\nr2\tudapl\t1\twhy\n")
+	require.Len(t, fs, 2)
+	assert.Equal(t, Failure{"r", "dapl", "2", "client: timed out", "/tmp/x/det/raw/r.dapl.2"}, fs[0])
+	assert.Equal(t, Failure{"r2", "udapl", "1", "why", ""}, fs[1])
+}
+
+func TestParseEnv(t *testing.T) {
+	e := ParseEnv("reps=3 n64=20000\nhost_load=1.55 1.20 1.01\nreps=9\nnot a pair\n")
+	assert.Equal(t, Env{"reps": "3 n64=20000", "host_load": "1.55 1.20 1.01"}, e)
+}
+
+func TestEnvFallsBackToSMP(t *testing.T) {
+	in := &Inputs{Env: map[string]Env{"smp": {"kernel": "6.1"}}}
+	assert.Equal(t, "6.1", in.env("kernel", "det"), "no det env.txt: the smp one")
+	in.Env["det"] = Env{"cpus": "1"}
+	assert.Equal(t, "", in.env("kernel", "det"), "a det env.txt without the key")
+	assert.Equal(t, "6.1", in.env("kernel", "smp"))
+}
+
+func TestStat(t *testing.T) {
+	in := inputs(t,
+		"r\tudapl\t1\t30\tNA\t5\tNA",
+		"r\tudapl\t2\t10\tNA\t7\tNA",
+		"r\tudapl\t3\t20\tNA\tNA\tNA",
+		"r\tudapl\t4\tFAIL\tFAIL\tFAIL\tFAIL",
+		"r\tdapl\t1\t99\tNA\tNA\tNA",
+		"q\tudapl\t1\t1\tNA\tNA\tNA",
+	)
+	s, ok := in.Stat("r", "udapl", MsgRate)
+	require.True(t, ok)
+	assert.Equal(t, Stat{Median: 20, Min: 10, Max: 30, Runs: 3}, s, "odd: the middle one; FAIL left out")
+	s, ok = in.Stat("r", "udapl", P50)
+	require.True(t, ok)
+	assert.Equal(t, Stat{Median: 6, Min: 5, Max: 7, Runs: 2}, s, "even: the mean of the middle two; NA left out")
+	_, ok = in.Stat("r", "udapl", Bandwidth)
+	assert.False(t, ok, "no run reported it")
+	assert.Nil(t, in.Median("r", "perftest", MsgRate))
+	assert.Equal(t, 99.0, *in.Median("r", "dapl", MsgRate))
+
+	assert.Equal(t, 1, in.Fails("r", "udapl"))
+	assert.Equal(t, 0, in.Fails("r", "dapl"))
+	assert.Equal(t, 1, in.Failed())
+}
+
+func TestPairedRatio(t *testing.T) {
+	in := inputs(t,
+		"r\tudapl\t1\t90\tNA\tNA\tNA",
+		"r\tdapl\t1\t100\tNA\tNA\tNA",
+		"r\tudapl\t2\t50\tNA\tNA\tNA",
+		"r\tdapl\t2\t40\tNA\tNA\tNA",
+		"r\tudapl\t3\t10\tNA\tNA\tNA",
+		"r\tdapl\t3\tFAIL\tFAIL\tFAIL\tFAIL", // no pair
+		"r\tudapl\t4\t10\tNA\tNA\tNA",
+		"r\tdapl\t4\t0\tNA\tNA\tNA", // not positive: no ratio
+		"r\tudapl\t5\t70\tNA\tNA\tNA",
+		"r\tdapl\t5\t100\tNA\tNA\tNA",
+		"r\tperftest\t1\t100\tNA\tNA\tNA",
+	)
+	// Ratios 0.9, 1.25 and 0.7: the median is 0.9, where the ratio of the
+	// medians (56/100... ) differs.
+	require.NotNil(t, in.PairedRatio("r", "dapl", MsgRate))
+	assert.InDelta(t, 0.9, *in.PairedRatio("r", "dapl", MsgRate), 1e-12)
+	assert.InDelta(t, 0.9, *in.PairedRatio("r", "perftest", MsgRate), 1e-12, "one pair")
+	assert.Nil(t, in.PairedRatio("r", "dapl", P50))
+	assert.Nil(t, in.PairedRatio("q", "dapl", MsgRate))
+}
+
+func TestNum(t *testing.T) {
+	for _, c := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{
+		{0, 0, "0"},
+		{999, 0, "999"},
+		{1000, 0, "1,000"},
+		{65708.5, 0, "65,708"}, // to even, as printf
+		{65709.5, 0, "65,710"},
+		{1234567.891, 2, "1,234,567.89"},
+		{3.713, 2, "3.71"},
+		{-123, 0, "-123"},
+		{-1234.5, 1, "-1,234.5"},
+	} {
+		assert.Equal(t, c.want, Num(&c.v, c.digits), "%v %d", c.v, c.digits)
+	}
+	assert.Equal(t, "–", Num(nil, 2))
+}
+
+func TestRatio(t *testing.T) {
+	assert.Equal(t, "0.93", Ratio(fp(60835), fp(65305)))
+	assert.Equal(t, "", Ratio(nil, fp(1)))
+	assert.Equal(t, "", Ratio(fp(1), nil))
+	assert.Equal(t, "", Ratio(fp(1), fp(0)))
+	// A target is judged on the ratio as shown.
+	assert.True(t, ratioAtLeast(Ratio(fp(0.9496), fp(1)), 0.95))
+	assert.False(t, ratioAtLeast("", 0))
+	assert.True(t, ratioAtMost("1.05", 1.05))
+	assert.False(t, ratioAtMost("", 2))
+}
+
+func TestTargets(t *testing.T) {
+	for row, want := range map[string]Target{
+		"send_bw_64":         {"perftest", "perftest", 0.95, "< 0.95 x perftest", "[send/recv on one CPU](docs/performance.md#sendrecv-on-one-cpu)"},
+		"write_bw_64_list16": {"perftest", "perftest -l 16", 1.0, "< 1.0 x perftest", "[posts of 16](docs/performance.md#posts-of-16)"},
+		"read_bw_4k_block":   {"dapl", "C DAPL", 1.0, "< 1.0 x C DAPL", "[per-operation instructions](docs/performance.md#per-operation-instructions)"},
+	} {
+		assert.Equal(t, want.Tool, ThroughputTarget(row).Tool, row)
+		assert.Equal(t, want.Ratio, ThroughputTarget(row).Ratio, row)
+		assert.Equal(t, want.Miss, ThroughputTarget(row).Miss, row)
+		assert.Equal(t, want.Name, ThroughputTarget(row).Name, row)
+	}
+	tg, ok := LatencyTarget("write_lat_64")
+	assert.True(t, ok)
+	assert.Equal(t, 1.05, tg.Ratio)
+	assert.Equal(t, "perftest", tg.Tool)
+	tg, ok = LatencyTarget("write_rtt_4k_block")
+	assert.True(t, ok)
+	assert.Equal(t, "dapl", tg.Tool)
+	assert.Equal(t, 1.0, tg.Ratio)
+	_, ok = LatencyTarget("send_lat_4k_block")
+	assert.False(t, ok, "the blocking ping-pong has no target")
+}
+
+func TestGap(t *testing.T) {
+	// 50,000/s against 62,500/s: 20,000 and 16,000 instructions an
+	// operation in the deterministic VM.
+	extra, fewer := Gap(50000, 62500, 1.0)
+	assert.InDelta(t, 4000, extra, 1e-9)
+	assert.InDelta(t, 4000, fewer, 1e-9)
+	extra, fewer = Gap(50000, 62500, 0.5)
+	assert.InDelta(t, 4000, extra, 1e-9)
+	assert.InDelta(t, 20000-32000, fewer, 1e-9, "a target already met needs none fewer")
+}
+
+func TestVal(t *testing.T) {
+	in := inputs(t,
+		"r\tudapl\t1\t100\tNA\tNA\tNA",
+		"r\tudapl\t2\tFAIL\tFAIL\tFAIL\tFAIL",
+		"r\tudapl\t3\tFAIL\tFAIL\tFAIL\tFAIL",
+		"r\tdapl\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+		"q\tdapl\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+		"q\tdapl\t2\tFAIL\tFAIL\tFAIL\tFAIL",
+	)
+	r := &report{in: in}
+	assert.Equal(t, "100 (2 failed)", r.val("r", "udapl", MsgRate, 0))
+	assert.Equal(t, "FAILED (1 run)", r.val("r", "dapl", MsgRate, 0))
+	assert.Equal(t, "FAILED (2 runs)", r.val("q", "dapl", MsgRate, 0))
+	assert.Equal(t, "–", r.val("r", "perftest", MsgRate, 0))
+}
+
+func TestParseBenchLine(t *testing.T) {
+	name, m, ok := ParseBenchLine("BenchmarkRDMAWrite/segs=1/batch=16/post=list-2 \t    1000\t   39579 ns/op\t 13193 ns/DTO\t 1.000 post-cgo/batch\t       0 allocs/op")
+	require.True(t, ok)
+	assert.Equal(t, "RDMAWrite/segs=1/batch=16/post=list", name)
+	assert.Equal(t, map[string]string{"ns/op": "39579", "ns/DTO": "13193", "post-cgo/batch": "1.000", "allocs/op": "0"}, m)
+	name, _, ok = ParseBenchLine("BenchmarkDequeueEmpty-12  1000  806.8 ns/op")
+	require.True(t, ok)
+	assert.Equal(t, "DequeueEmpty", name)
+	name, _, _ = ParseBenchLine("BenchmarkX/n=a-b 1 2 ns/op")
+	assert.Equal(t, "X/n=a-b", name, "only a numeric suffix is GOMAXPROCS")
+	_, _, ok = ParseBenchLine("PASS")
+	assert.False(t, ok)
+}
+
+func TestReadNoResults(t *testing.T) {
+	_, err := Read(t.TempDir())
+	assert.ErrorContains(t, err, "no results in")
+}
+
+// TestReport writes the report of each recorded bench run in testdata and
+// compares it with the golden file beside it (go test -update rewrites
+// them).
+func TestReport(t *testing.T) {
+	for _, run := range []string{"clean", "failures"} {
+		t.Run(run, func(t *testing.T) {
+			in, err := Read(filepath.Join("testdata", run))
+			require.NoError(t, err)
+			// As bench.sh's default directory had held them, measured then.
+			in.Dir = "/tmp/udapl-bench"
+			in.Measured = time.Date(2026, 11, 25, 4, 21, 0, 0, time.UTC)
+			var b bytes.Buffer
+			require.NoError(t, Write(&b, in))
+			golden := filepath.Join("testdata", run+".md")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), b.String())
+		})
+	}
+}
+
+// The failed runs show in the tables, the count and their own section.
+func TestReportFailures(t *testing.T) {
+	in, err := Read(filepath.Join("testdata", "failures"))
+	require.NoError(t, err)
+	in.Dir = "/tmp/udapl-bench" // where its failures.tsv says the raw output is
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, in))
+	s := b.String()
+	assert.Contains(t, s, "Failed runs: **6**")
+	assert.Contains(t, s, "| send/recv, 64 B | msg rate (1/s) | 33,813 | – | FAILED (3 runs) | – | – | no (no result) |")
+	assert.Contains(t, s, "| 12,994 (1 failed) |")
+	assert.Contains(t, s, "| RDMA write, 4 KiB, blocking | dapl | 2 | client: timed out after 60 s \\| server restarted | `det/raw/write_bw_4k_block.dapl.2` |")
+	assert.Contains(t, s, "3 failed runs are counted in the Spread table without a recorded reason.")
+	assert.Contains(t, s, "### 2-vCPU VM (host time, noisy)\n\n(not run)\n")
+}
