@@ -175,7 +175,7 @@ const (
 // Counted: the connection events posted to the EVD as an EP's connect EVD
 // (CONN_CALLBACK: established, rejected, unreachable, timed out,
 // disconnected; the UD ones too). The wait and dequeue counters stay 0 for
-// now, and DEQUEUE_POLL_FOUND always, as in C.
+// now (see evdCounts), and DEQUEUE_POLL_FOUND always, as in C.
 type EVDCounter uint32
 
 // The EVD counters, in the order and with the values of DAT_EVD_COUNTERS.
@@ -261,6 +261,7 @@ func readCounters[C Counter](op string, h Handle, counter C, reset bool) ([]uint
 	var o *object
 	var t HandleType
 	var ep *EP
+	var evd *EVD
 	switch v := h.(type) {
 	case *IA:
 		if v != nil {
@@ -274,7 +275,7 @@ func readCounters[C Counter](op string, h Handle, counter C, reset bool) ([]uint
 		t = HandleTypeEP
 	case *EVD:
 		if v != nil {
-			o = &v.object
+			o, evd = &v.object, v
 		}
 		t = HandleTypeEVD
 	default: // nil, or a handle without counters
@@ -307,6 +308,9 @@ func readCounters[C Counter](op string, h Handle, counter C, reset bool) ([]uint
 		ep.queueCounts(func(c *dtoCounts, table *[16]dtoCounter) {
 			c.addTo(vals, table, EPCounter(counter), reset)
 		})
+	}
+	if evd != nil {
+		evd.lockedCounts(func(c *evdCounts) { c.addTo(vals, EVDCounter(counter), reset) })
 	}
 	return vals, nil
 }
@@ -415,8 +419,8 @@ const noCounter = EPCounterAll
 // postCounters gives the counters of a DTO posted, by op (below 16), as C
 // counts them after ibv_post_send or ibv_post_recv succeeded: the bytes of
 // its local segments in the _DATA twin (none for atomics). A send with
-// immediate data counts as a send; binds and flush markers (op 15 after
-// masking) count nothing.
+// immediate data counts as a send, a receive of a UD EP as a receive;
+// binds and flush markers (op 15 after masking) count nothing.
 var postCounters = [16]dtoCounter{
 	DTOSend:                  {EPCounterPostSend, EPCounterPostSendData},
 	DTORDMAWrite:             {EPCounterPostWrite, EPCounterPostWriteData},
@@ -432,7 +436,7 @@ var postCounters = [16]dtoCounter{
 	DTOIBCmpSwap:             {EPCounterPostCmpSwap, noCounter},
 	DTOIBRecvMsgImmed:        {noCounter, noCounter},
 	DTOIBSendUD:              {EPCounterPostSendUD, EPCounterPostSendUDData},
-	DTOIBRecvUD:              {noCounter, noCounter},
+	DTOIBRecvUD:              {EPCounterPostRecv, EPCounterPostRecvData}, // a UD EP's receives
 	DTOIBRecvUDImmed:         {noCounter, noCounter},
 }
 
@@ -494,6 +498,29 @@ func (c *dtoCounts) addTo(vals []uint64, table *[16]dtoCounter, one EPCounter, r
 		}
 	}
 }
+
+// evdCounts are the counters an EVD keeps under its lock where it waits and
+// dequeues, plain, indexed by EVDCounter; QueryCounters adds them to the
+// EVD's other counters (lockedCounts).
+type evdCounts [EVDCounterAll]uint64
+
+// addTo adds the counts to vals: every counter, or only counter one (not
+// EVDCounterAll). With reset, what it added is zeroed. Caller holds the
+// EVD's lock.
+func (c *evdCounts) addTo(vals []uint64, one EVDCounter, reset bool) {
+	for i := range c {
+		if one == EVDCounterAll || one == EVDCounter(i) {
+			vals[i] += c[i]
+			if reset {
+				c[i] = 0
+			}
+		}
+	}
+}
+
+// lockedCounts calls f with the EVD's evdCounts under its lock. The EVD
+// keeps none yet.
+func (e *EVD) lockedCounts(f func(c *evdCounts)) {}
 
 // queueCounts calls f with each dtoCounts of the EP's queues and the table
 // that maps it to EP counters, under the lock that guards it: the DTOs

@@ -172,7 +172,7 @@ func TestCountersUnitDTOs(t *testing.T) {
 		n  uint64
 	}{
 		{DTOSend, 10}, {DTOSend, 5}, {DTORDMAWrite, 100}, {DTORDMARead, 7}, {DTOReceive, 64},
-		{DTOIBRDMAWriteImmed, 3}, {DTOIBFetchAdd, 8}, {DTOIBCmpSwap, 8}, {DTOIBSendUD, 20},
+		{DTOIBRDMAWriteImmed, 3}, {DTOIBFetchAdd, 8}, {DTOIBCmpSwap, 8}, {DTOIBSendUD, 20}, {DTOIBRecvUD, 36},
 		{DTOBindMW, 4096}, {dtoMarker, 0}, // not counted
 	} {
 		post.add(p.op, p.n)
@@ -197,7 +197,7 @@ func TestCountersUnitDTOs(t *testing.T) {
 		EPCounterPostSend: 2, EPCounterPostSendData: 15,
 		EPCounterPostWrite: 1, EPCounterPostWriteData: 100,
 		EPCounterPostRead: 1, EPCounterPostReadData: 7,
-		EPCounterPostRecv: 1, EPCounterPostRecvData: 64,
+		EPCounterPostRecv: 2, EPCounterPostRecvData: 100,
 		EPCounterPostWriteImm: 1, EPCounterPostWriteImmData: 3,
 		EPCounterPostFetchAdd: 1, EPCounterPostCmpSwap: 1,
 		EPCounterPostSendUD: 1, EPCounterPostSendUDData: 20,
@@ -215,6 +215,22 @@ func TestCountersUnitDTOs(t *testing.T) {
 	want[EPCounterRecvUDData] = 0
 	require.Equal(t, want, read(EPCounterAll, true), "only the counter read was reset")
 	require.Equal(t, make([]uint64, EPCounterAll), read(EPCounterAll, false))
+}
+
+// evdCounts gives every counter or one, reset or not.
+func TestCountersUnitEVDCounts(t *testing.T) {
+	var c evdCounts
+	c[EVDCounterWait], c[EVDCounterDequeueFound], c[EVDCounterDTOCallback] = 3, 5, 7
+	read := func(one EVDCounter, reset bool) []uint64 {
+		vals := make([]uint64, EVDCounterAll)
+		vals[EVDCounterConnCallback] = 1 // counted elsewhere: added to
+		c.addTo(vals, one, reset)
+		return vals
+	}
+	require.Equal(t, []uint64{3, 0, 0, 0, 5, 0, 0, 0, 1, 7}, read(EVDCounterAll, false))
+	require.Equal(t, []uint64{0, 0, 0, 0, 5, 0, 0, 0, 1, 0}, read(EVDCounterDequeueFound, true))
+	require.Equal(t, []uint64{3, 0, 0, 0, 0, 0, 0, 0, 1, 7}, read(EVDCounterAll, true))
+	require.Equal(t, []uint64{0, 0, 0, 0, 0, 0, 0, 0, 1, 0}, read(EVDCounterAll, false))
 }
 
 // The IA counts the objects created and freed through it, not its own
