@@ -176,7 +176,7 @@ func isIotaGroup(gd *ast.GenDecl) bool {
 func TestStrings(t *testing.T) {
 	assert.Equal(t, "success", WCSuccess.String())
 	assert.Contains(t, WCWRFlushErr.String(), "Flush")
-	assert.Equal(t, "unknown", WCStatus(-1).String())
+	assert.Equal(t, "unknown", WCStatus(1<<31).String())
 	assert.Equal(t, "RECV", WCRecv.String())
 	assert.Equal(t, "RDMA_READ", WCRDMARead.String())
 	assert.Equal(t, "WCOpcode(77)", WCOpcode(77).String())

@@ -15,7 +15,7 @@ import "C"
 
 import (
 	"context"
-	"encoding/binary"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -230,17 +230,12 @@ func (ch *CompChannel) takeEvent(op string) (cq *CQ, done bool, err error) {
 	return cq, true, nil
 }
 
-// maxPollBatch bounds the C array of ibv_wc a CQ keeps for Poll.
-const maxPollBatch = 128
-
 // cgoCQ is the state of a CQ in the cgo build.
 type cgoCQ struct {
-	mu  sync.Mutex // serialises Poll (the ibv_wc array), Resize and Close
+	mu  sync.Mutex // keeps Close away from Poll and Resize
 	cq  *C.struct_ibv_cq
 	ctx *Context
 	ch  *CompChannel
-	wc  *C.struct_ibv_wc // nwc entries, reused by every Poll
-	nwc int
 	cqe int
 	id  uintptr // the C CQ's context: tells this CQ from a later one at its address
 }
@@ -274,14 +269,7 @@ func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if ccq == nil {
 		return nil, errnoErr(op, err)
 	}
-	n := min(int(ccq.cqe), maxPollBatch)
-	n = max(n, 1)
-	wc := (*C.struct_ibv_wc)(C.calloc(C.size_t(n), C.sizeof_struct_ibv_wc))
-	if wc == nil {
-		C.ibv_destroy_cq(ccq)
-		return nil, opErr(op, int(syscall.ENOMEM))
-	}
-	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, wc: wc, nwc: n, cqe: int(ccq.cqe), id: id}}
+	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, cqe: int(ccq.cqe), id: id}}
 	cqRegistry.add(unsafe.Pointer(ccq), cq)
 	return cq, nil
 }
@@ -311,8 +299,6 @@ func (cq *CQ) Close() error {
 		return opErr("ibv_destroy_cq", int(rc))
 	}
 	cq.cq = nil
-	C.free(unsafe.Pointer(cq.wc))
-	cq.wc = nil
 	cqRegistry.del(unsafe.Pointer(ccq), cq)
 	return nil
 }
@@ -335,12 +321,6 @@ func (cq *CQ) Resize(cqe int) error {
 		return opErr(op, int(rc))
 	}
 	cq.cqe = int(cq.cq.cqe)
-	if n := min(cq.cqe, maxPollBatch); n > cq.nwc {
-		if wc := (*C.struct_ibv_wc)(C.calloc(C.size_t(n), C.sizeof_struct_ibv_wc)); wc != nil {
-			C.free(unsafe.Pointer(cq.wc))
-			cq.wc, cq.nwc = wc, n
-		}
-	}
 	return nil
 }
 
@@ -365,12 +345,15 @@ func (cq *CQ) ReqNotify(solicitedOnly bool) error {
 	return opErr(op, int(rc))
 }
 
-// Poll fetches up to len(wc) completions into wc and returns how many it got.
-// It polls into the CQ's own C array with one cgo call per batch of up to 128
-// entries and copies the entries in Go, so it does not allocate.
+// Poll fetches up to len(wc) completions into wc and returns how many it
+// got: one cgo call, in which the provider writes them straight into wc
+// (WC is struct ibv_wc), so nothing is copied or allocated.
 func (cq *CQ) Poll(wc []WC) (int, error) {
 	if cq == nil {
 		return 0, closedErr("ibv_poll_cq")
+	}
+	if len(wc) == 0 {
+		return 0, nil
 	}
 	// No defer: this is the hot path of every completion and empty poll.
 	cq.mu.Lock()
@@ -378,41 +361,35 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 		cq.mu.Unlock()
 		return 0, closedErr("ibv_poll_cq")
 	}
-	ccq := C.uintptr_t(uintptr(unsafe.Pointer(cq.cq)))
-	cwp := C.uintptr_t(uintptr(unsafe.Pointer(cq.wc)))
-	cw := unsafe.Slice(cq.wc, cq.nwc)
-	total := 0
-	for total < len(wc) {
-		want := min(len(wc)-total, cq.nwc)
-		n := int(C.cverbs_poll_cq(ccq, C.int(want), cwp))
-		if n < 0 {
-			cq.mu.Unlock()
-			// ibv_poll_cq returns a negative value, not an errno.
-			return total, opErr("ibv_poll_cq", int(syscall.EIO))
-		}
-		out := wc[total : total+n]
-		for i := range out {
-			wcFromC(&out[i], &cw[i])
-		}
-		total += n
-		if n < want {
-			break
-		}
-	}
+	// wc is Go memory without pointers, which C may write during the call
+	// (the cgo rules); as a uintptr it costs no pointer check.
+	n := int(C.cverbs_poll_cq(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(min(len(wc), maxPoll)),
+		C.uintptr_t(uintptr(unsafe.Pointer(&wc[0])))))
 	cq.mu.Unlock()
-	return total, nil
+	if n < 0 {
+		// ibv_poll_cq returns a negative value, not an errno.
+		return 0, opErr("ibv_poll_cq", int(syscall.EIO))
+	}
+	immToHost(wc[:n])
+	return n, nil
 }
 
+// maxPoll bounds what one ibv_poll_cq is asked for (its count is an int).
+const maxPoll = 1 << 30
+
 // PollArm is Poll for a waiter about to block on the channel, in one cgo
-// call: it polls up to len(wc) completions (at most one batch of 128) and,
-// when fewer than need arrive, arms the CQ as ReqNotify does and polls again
-// for the rest, so that a completion that comes after the first poll is
-// either returned or reported on the channel. armed says whether the CQ was
-// armed.
+// call: it polls up to len(wc) completions and, when fewer than need
+// arrive, arms the CQ as ReqNotify does and polls again for the rest, so
+// that a completion that comes after the first poll is either returned or
+// reported on the channel. armed says whether the CQ was armed. An empty wc
+// is EINVAL.
 func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed bool, err error) {
 	const op = "ibv_poll_cq"
 	if cq == nil {
 		return 0, false, closedErr(op)
+	}
+	if len(wc) == 0 {
+		return 0, false, opErr(op, int(syscall.EINVAL))
 	}
 	cq.mu.Lock()
 	if cq.cq == nil {
@@ -423,46 +400,41 @@ func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed boo
 	if solicitedOnly {
 		so = 1
 	}
-	want := min(len(wc), cq.nwc)
 	var carmed, notifyRC C.int
-	n := int(C.cverbs_poll_arm(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(want),
-		C.uintptr_t(uintptr(unsafe.Pointer(cq.wc))), C.int(need), so, &carmed, &notifyRC))
+	n := int(C.cverbs_poll_arm(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(min(len(wc), maxPoll)),
+		C.uintptr_t(uintptr(unsafe.Pointer(&wc[0]))), C.int(need), so, &carmed, &notifyRC))
+	cq.mu.Unlock()
 	if n < 0 {
-		cq.mu.Unlock()
 		return 0, carmed != 0, opErr(op, int(syscall.EIO))
 	}
-	cw := unsafe.Slice(cq.wc, n)
-	for i := range cw {
-		wcFromC(&wc[i], &cw[i])
-	}
-	cq.mu.Unlock()
+	immToHost(wc[:n])
 	if notifyRC != 0 {
 		err = opErr("ibv_req_notify_cq", int(notifyRC))
 	}
 	return n, carmed != 0, err
 }
 
-func wcFromC(out *WC, c *C.struct_ibv_wc) {
-	w := WC{
-		WRID:      uint64(c.wr_id),
-		Status:    WCStatus(c.status),
-		Opcode:    WCOpcode(c.opcode),
-		VendorErr: uint32(c.vendor_err),
-		ByteLen:   uint32(c.byte_len),
-		QPNum:     uint32(c.qp_num),
-		SrcQP:     uint32(c.src_qp),
-		Flags:     uint32(c.wc_flags),
+// immToHost puts the immediate data of the completions that carry it in
+// host byte order: ibv_wc holds it as it came on the wire. (The invalidated
+// rkey that shares its place is in host order already.)
+func immToHost(wc []WC) {
+	for i := range wc {
+		if w := &wc[i]; w.Flags&WCFlagWithImm != 0 {
+			w.Imm = bits.ReverseBytes32(w.Imm)
+		}
 	}
-	// The union holds imm_data (big endian) or the invalidated rkey (host).
-	u := (*[4]byte)(unsafe.Pointer(&c.anon0))
-	switch {
-	case w.Flags&WCFlagWithImm != 0:
-		w.Imm = binary.BigEndian.Uint32(u[:])
-	case w.Flags&WCFlagWithInv != 0:
-		w.Imm = binary.NativeEndian.Uint32(u[:])
-	}
-	*out = w
 }
+
+// WC and struct ibv_wc are one layout (a size or an offset that differs
+// stops the build).
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(WC{})-C.sizeof_struct_ibv_wc]
+	_ = [1]struct{}{}[unsafe.Offsetof(WC{}.Imm)-unsafe.Offsetof(C.struct_ibv_wc{}.anon0)]
+	_ = [1]struct{}{}[unsafe.Offsetof(WC{}.QPNum)-unsafe.Offsetof(C.struct_ibv_wc{}.qp_num)]
+	_ = [1]struct{}{}[unsafe.Offsetof(WC{}.Flags)-unsafe.Offsetof(C.struct_ibv_wc{}.wc_flags)]
+	_ = [1]struct{}{}[unsafe.Offsetof(WC{}.PKeyIndex)-unsafe.Offsetof(C.struct_ibv_wc{}.pkey_index)]
+	_ = [1]struct{}{}[unsafe.Offsetof(WC{}.DLIDPathBits)-unsafe.Offsetof(C.struct_ibv_wc{}.dlid_path_bits)]
+)
 
 // cptr returns the C CQ, or nil if cq is nil or closed.
 func (cq *CQ) cptr() *C.struct_ibv_cq {

@@ -3,7 +3,7 @@ package cverbs
 import "strconv"
 
 // WCStatus is a completion status (enum ibv_wc_status values).
-type WCStatus int
+type WCStatus uint32
 
 // Completion statuses.
 const (
@@ -66,7 +66,7 @@ func (s WCStatus) String() string { return enumString(wcStatusNames[:], int(s), 
 
 // WCOpcode is the operation of a completion (enum ibv_wc_opcode values).
 // It is not defined for completions with an error status.
-type WCOpcode int
+type WCOpcode uint32
 
 // Completion opcodes.
 const (
@@ -109,19 +109,24 @@ const (
 	WCFlagWithInv = 8
 )
 
-// WC is a work completion, copied from struct ibv_wc. Imm is in host byte
-// order: the immediate data when Flags has WCFlagWithImm, the invalidated
-// rkey when it has WCFlagWithInv.
+// WC is a work completion: struct ibv_wc, field for field, so that CQ.Poll
+// has the provider write straight into the caller's slice. Imm is in host
+// byte order: the immediate data when Flags has WCFlagWithImm, the
+// invalidated rkey when it has WCFlagWithInv.
 type WC struct {
-	WRID      uint64
-	Status    WCStatus
-	Opcode    WCOpcode
-	VendorErr uint32
-	ByteLen   uint32
-	Imm       uint32
-	QPNum     uint32
-	SrcQP     uint32
-	Flags     uint32
+	WRID         uint64
+	Status       WCStatus
+	Opcode       WCOpcode
+	VendorErr    uint32
+	ByteLen      uint32
+	Imm          uint32
+	QPNum        uint32
+	SrcQP        uint32
+	Flags        uint32
+	PKeyIndex    uint16
+	SLID         uint16
+	SL           uint8
+	DLIDPathBits uint8
 }
 
 // CompChannel is a completion event channel: CQs created with it report

@@ -58,6 +58,9 @@ type sendQueue struct {
 	// whose only operations are sends: a send without one would have the
 	// provider follow a null pointer.
 	ud bool
+	// one is PostSendOne's work request (depth > 0 and maxSGE > 0: the QP
+	// can take it).
+	one *C.struct_cverbs_one_wr
 }
 
 // cuptr passes a pointer to C memory as a uintptr_t: cgo checks pointer
@@ -92,14 +95,22 @@ func (q *sendQueue) alloc(depth, maxSGE int) bool {
 		q.free()
 		return false
 	}
+	if depth > 0 && maxSGE > 0 {
+		if q.one = (*C.struct_cverbs_one_wr)(C.calloc(1, C.sizeof_struct_cverbs_one_wr)); q.one == nil {
+			q.free()
+			return false
+		}
+		q.one.wr.sg_list, q.one.wr.num_sge = &q.one.sge, 1
+	}
 	return true
 }
 
 func (q *sendQueue) free() {
 	C.free(unsafe.Pointer(q.wrs))
+	C.free(unsafe.Pointer(q.one))
 	cfree(q.descs)
 	cfree(q.sges)
-	q.wrs, q.descs, q.sges = nil, nil, nil
+	q.wrs, q.one, q.descs, q.sges = nil, nil, nil, nil
 	q.depth, q.maxSGE = 0, 0
 }
 
@@ -198,14 +209,17 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		q.mu.Unlock()
 		return closedErr(name)
 	}
-	if q.ud || q.depth == 0 || q.maxSGE == 0 || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+	w := q.one
+	if q.ud || w == nil || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
 		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
-	// The lock keeps Close away while the QP is in use; the WR is built on
-	// the C side, in one call (cverbs_post_send_one).
-	rc := C.cverbs_post_send_one(cuptr(unsafe.Pointer(qp.qp)), C.uint64_t(id), C.uint32_t(sendOpcodes[op]), C.uint32_t(flags),
-		C.uint64_t(sge.Addr), C.uint32_t(sge.Length), C.uint32_t(sge.LKey), C.uint64_t(remoteAddr), C.uint32_t(rkey))
+	// The lock keeps Close away while the QP is in use, and w to this post.
+	w.wr.wr_id, w.wr.opcode, w.wr.send_flags = C.uint64_t(id), sendOpcodes[op], C.uint(flags)
+	rdma := (*C.struct_cverbs_rdma)(unsafe.Pointer(&w.wr.wr))
+	rdma.remote_addr, rdma.rkey = C.uint64_t(remoteAddr), C.uint32_t(rkey)
+	w.sge.addr, w.sge.length, w.sge.lkey = C.uint64_t(sge.Addr), C.uint32_t(sge.Length), C.uint32_t(sge.LKey)
+	rc := C.cverbs_post_send_one(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(w)))
 	q.mu.Unlock()
 	if rc != 0 {
 		return opErr(name, int(rc))

@@ -107,27 +107,36 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t descp, uintptr_t sgesp
 }
 
 /*
- * cverbs_post_send_one posts one send, RDMA write or RDMA read of one SGE,
- * with no immediate data and no address handle (QP.PostSendOne): its WR is
- * built here, on the stack, without the descriptors and the loop of a
- * batch. The provider copies the WR (and inline data) before it returns.
+ * A QP's work request for QP.PostSendOne: one send, RDMA write or RDMA read
+ * of one SGE, with no immediate data and no address handle. Made zero with
+ * wr.sg_list = &sge and wr.num_sge = 1; Go then writes only the fields that
+ * change from one post to the next, in place.
  */
-static inline int cverbs_post_send_one(uintptr_t qpp, uint64_t wr_id, uint32_t opcode, uint32_t send_flags,
-				       uint64_t addr, uint32_t length, uint32_t lkey, uint64_t remote_addr,
-				       uint32_t rkey)
+struct cverbs_one_wr {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+};
+
+/* wr.wr.rdma of struct ibv_send_wr, a struct without a name that cgo cannot
+ * reach, under a name. */
+struct cverbs_rdma {
+	uint64_t remote_addr;
+	uint32_t rkey;
+};
+_Static_assert(offsetof(struct ibv_send_wr, wr.rdma.remote_addr) == offsetof(struct ibv_send_wr, wr) &&
+		       offsetof(struct ibv_send_wr, wr.rdma.rkey) - offsetof(struct ibv_send_wr, wr) ==
+			       offsetof(struct cverbs_rdma, rkey),
+	       "struct cverbs_rdma is wr.rdma");
+
+/*
+ * cverbs_post_send_one posts the WR Go has written into one. The provider
+ * copies the WR (and inline data) before it returns.
+ */
+static inline int cverbs_post_send_one(uintptr_t qpp, uintptr_t one)
 {
-	struct ibv_sge sge = {.addr = addr, .length = length, .lkey = lkey};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = (enum ibv_wr_opcode)opcode,
-		.send_flags = send_flags,
-		.wr.rdma = {.remote_addr = remote_addr, .rkey = rkey},
-	};
 	struct ibv_send_wr *bad = NULL;
 
-	return ibv_post_send((struct ibv_qp *)qpp, &wr, &bad);
+	return ibv_post_send((struct ibv_qp *)qpp, &((struct cverbs_one_wr *)one)->wr, &bad);
 }
 
 /*
