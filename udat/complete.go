@@ -6,15 +6,30 @@ import "github.com/udapl-go/udapl/cverbs"
 // them: the completion of its DTO, and on a FIFO queue those of later DTOs
 // flushed at post time that were waiting for it. Stale completions (of a
 // queue reset or destroyed since) and those of unsignalled DTOs and flush
-// markers report nothing. The usual completion (fifoRing.usualHead) is
-// queued here, as the DTO data of its event; deliverOther takes the rest.
-// Caller holds e.mu.
+// markers report nothing. The usual completion (usual) is queued here, as
+// the DTO data of its event; deliverOther takes the rest. Caller holds
+// e.mu.
 func (e *EVD) deliver(wc *cverbs.WC) {
+	if e.qn < len(e.q) {
+		// popLocked makes the event from its number and DTO data alone.
+		if p := e.tailLocked(); e.usual(wc, &p.DTO) {
+			p.Number = EventDTOCompletion
+			e.qn++
+			return
+		}
+	}
+	e.deliverOther(wc)
+}
+
+// usual reports whether wc is the usual completion: the success of the
+// oldest DTO of its queue (fifoRing.usualHead), a send, RDMA write, RDMA
+// read or plain receive. If it is, it frees the DTO's slot and fills in d,
+// the data of the event; if not, it changes nothing. Caller holds e.mu.
+func (e *EVD) usual(wc *cverbs.WC, d *DTOCompletionData) bool {
 	owner, kind, seq := splitWRID(wc.WRID)
 	ep := e.ia.hotEP(wc.QPNum) // inlined: no call on a hit
-	if ep == nil || wc.Status != cverbs.WCSuccess || e.qn == len(e.q) || (kind != wrKindSend && kind != wrKindRecv) {
-		e.deliverOther(wc)
-		return
+	if ep == nil || wc.Status != cverbs.WCSuccess || (kind != wrKindSend && kind != wrKindRecv) {
+		return false
 	}
 	r := ep.sq
 	if kind == wrKindRecv {
@@ -24,20 +39,16 @@ func (e *EVD) deliver(wc *cverbs.WC) {
 	s := r.usualHead(owner, seq)
 	if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
 		r.mu.Unlock() // not the usual completion, or an extended receive (ext_ib.go)
-		e.deliverOther(wc)
-		return
+		return false
 	}
 	n := s.length // sent or written; read: all it asked for
 	if s.op == DTOReceive {
 		n = uint64(wc.ByteLen)
 	}
-	// popLocked makes the event from its number and DTO data alone.
-	p := e.tailLocked()
-	p.Number = EventDTOCompletion
-	p.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
-	e.qn++
+	*d = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
 	r.popUsual(s)
 	r.mu.Unlock()
+	return true
 }
 
 // deliverOther is deliver for any completion but the usual one.

@@ -384,7 +384,10 @@ func (e *EVD) DequeueInto(ev *Event) error {
 		return e.dequeueError(ev)
 	}
 	if e.qn == 0 {
-		e.pollLocked()
+		if e.pollInto(ev) {
+			e.mu.Unlock()
+			return nil
+		}
 		if e.qn == 0 {
 			e.mu.Unlock()
 			return ErrQueueEmpty
@@ -393,6 +396,35 @@ func (e *EVD) DequeueInto(ev *Event) error {
 	e.popLocked(ev)
 	e.mu.Unlock()
 	return nil
+}
+
+// pollInto is pollLocked for an empty queue whose first event is taken into
+// *ev at once: it reports true when the first completion polled was the
+// usual one (EVD.usual), written straight into *ev rather than queued and
+// popped. The completions after it are queued. Caller holds mu.
+func (e *EVD) pollInto(ev *Event) bool {
+	if e.aborted || e.cq == nil || e.scq != nil {
+		e.pollLocked()
+		return false
+	}
+	n := min(len(e.q), len(e.wc))
+	got, err := e.cq.Poll(e.wc[:n])
+	if err != nil || got <= 0 {
+		return false
+	}
+	var d DTOCompletionData
+	taken := e.usual(&e.wc[0], &d)
+	if taken {
+		*ev = Event{}
+		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, d
+		e.deliverAll(e.wc[1:got])
+	} else {
+		e.deliverAll(e.wc[:got])
+	}
+	if got == n {
+		e.pollCQ(e.cq, false) // there may be more, and room for them
+	}
+	return taken
 }
 
 // dequeueError is the error of a DequeueInto that got a bad handle or a nil
