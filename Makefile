@@ -7,6 +7,9 @@
 #                then every test inside the Soft-RoCE VM, the cross-host
 #                and fault tests in a pair of VMs (test-2host), the device
 #                tests under Linux 6.12 (test-612), and a table of the runs
+#   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
+#                (default 10m; SOAK=60s for a short run) under a schedule of
+#                faults, then its accounting table (not part of make test)
 #   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
 #                (make bench-instr first, then the rates)
 #   make bench-instr user-space instructions per operation of each tool, counted

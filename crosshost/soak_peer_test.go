@@ -158,9 +158,12 @@ func init() {
 	}
 }
 
-// soakPeerPIDFile is where the peer process leaves its pid, for the soak
-// to kill it (in the directory the pair shares).
+// soakPeerPIDFile is where the peer process leaves its pid (in the
+// directory the pair shares); soakPeerDieFile, once it exists, makes the
+// peer process SIGKILL itself: at once, where a shell started in the
+// loaded, emulated VM B may take seconds to get to the kill.
 func soakPeerPIDFile() string { return filepath.Join(pairDir(), "soak-peer.pid") }
+func soakPeerDieFile() string { return filepath.Join(pairDir(), "soak-peer.die") }
 
 // soakPeerRole runs the peer process until the role is cancelled (then it
 // is asked to stop: SIGTERM) or the process dies; its counts become the
@@ -267,14 +270,22 @@ func soakPeerMain(portArg string) int {
 		return 2
 	}
 	os.WriteFile(soakPeerPIDFile(), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	os.Remove(soakPeerDieFile())
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	go func() {
+		if pollFile(ctx, soakPeerDieFile()) == nil {
+			os.Remove(soakPeerDieFile())
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}()
 	p := &soakPeer{srqLive: map[uint64]bool{}, counts: map[string]int{}}
 	var wg sync.WaitGroup
 	err = p.run(ctx, uint16(port), &wg)
 	cancel()
 	wg.Wait()
 	if p.ia != nil {
+		p.sample("end")
 		p.mu.Lock()
 		p.counts["srq recv left posted"] = len(p.srqLive)
 		p.mu.Unlock()
@@ -326,6 +337,7 @@ func (p *soakPeer) run(ctx context.Context, port uint16, wg *sync.WaitGroup) err
 		return fmt.Errorf("UD: %w", err)
 	}
 	_ = ud
+	p.sample("start")
 	fmt.Println("ready")
 	for ctx.Err() == nil {
 		ev, _, err := crEVD.WaitContext(ctx, 1)
@@ -339,6 +351,13 @@ func (p *soakPeer) run(ctx context.Context, port uint16, wg *sync.WaitGroup) err
 		p.accept(ctx, ev.CR.CR, wg)
 	}
 	return nil
+}
+
+// sample records the process's resources and its device's.
+func (p *soakPeer) sample(when string) {
+	for k, v := range soakResources(nil) {
+		p.count("res "+when+" "+k, int(v))
+	}
 }
 
 func (p *soakPeer) postSRQ(k int) error {
@@ -730,7 +749,21 @@ func (u *peerUD) serve(ctx context.Context) {
 		}
 		if ev, err := u.conn.Dequeue(); err == nil {
 			if ev.Number == udat.EventIBUDConnectionEstablished {
+				// A resolves again with a new EP when its echoes stop
+				// coming: the address handles of its earlier EPs go.
+				for qpn, ah := range u.ahs {
+					if ah.IAAddr == ev.IB.RemoteAH.IAAddr {
+						if err := u.ep.UDAHFree(&ah); err != nil {
+							p.fail("UD: free an address handle: %v", err)
+						}
+						delete(u.ahs, qpn)
+					}
+				}
 				u.ahs[ev.IB.RemoteAH.QPN] = ev.IB.RemoteAH
+				// The address handle is all B needs of the resolution.
+				if err := u.ep.UDCMFree(ev.IB.CM); err != nil {
+					p.fail("UD: free the connection state: %v", err)
+				}
 				p.count("ud peers resolved", 1)
 			} else {
 				p.logf("UD connection event %v", ev.Number)

@@ -41,13 +41,28 @@ import (
 // and open the next; every other connection lands on B's SRQ. One more
 // goroutine sends datagrams to B's UD EP, which echoes them.
 //
+// The faults (soakSchedule; UDAPL_SOAK_FAULTS=2,5 keeps some): 1 % and
+// 10 % loss (tc netem on A's link) for a tenth of the run (at least 5 s, at
+// most a minute), B's link down (the host's qemu set_link) for 5 s and for
+// a tenth of the run (at least the retransmission budget + 3 s), the peer
+// process SIGKILLed (by itself, when A asks through a file: a shell in the
+// loaded VM B may take seconds to start) and started again, and the same
+// with B's rxe0 deleted and added again in between. They are spread evenly,
+// with a quiet tail of at least soakGrace, so every worker must connect
+// again after the last.
+//
 // The accounting: every cookie completes exactly once; every successful
-// DTO's data is checked end to end; a DTO fails only while a fault is on
-// (or shortly after: soakGrace); every connection that breaks ends within
-// a bound, with every DTO completed; after the load stops nothing is left
-// waiting; and the resources of A's process and device (goroutines, file
-// descriptors, memory, registered regions, queue pairs) are back where they
-// were.
+// DTO's data is checked end to end; a DTO fails, a connection breaks or a
+// connect fails only while a fault is on (or shortly after: soakGrace);
+// every connection that breaks ends within a bound, with every DTO
+// completed; after the load stops nothing is left waiting; and the
+// resources of A's process and device (goroutines, file descriptors,
+// memory, registered regions, queue pairs, CQs, cm_ids) are back where
+// they were, and those of B's last peer process have not grown. A
+// connection whose answers stop coming while none of A's DTOs is
+// outstanding (nothing would tell A) is given up after the bound, as an
+// application's heartbeat would. The table is printed, and written to
+// $TMPDIR/udapl-soak-report.txt in VM A (the host's /tmp).
 
 const (
 	soakEnv       = "UDAPL_SOAK"
@@ -76,6 +91,13 @@ func soakAttr() *udat.EPAttr {
 		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: soakWindow, MaxRDMAReadOut: soakWindow}
 }
 
+// soakBreak is a connection (or the UD path) noticing a fault.
+type soakBreak struct {
+	at    time.Time // when it was noticed
+	cause time.Time // when what it noticed began (a silence: earlier)
+	why   string
+}
+
 // soakFault is one fault of the schedule and what it did.
 type soakFault struct {
 	Name  string
@@ -85,6 +107,7 @@ type soakFault struct {
 	Dur   time.Duration
 
 	start, end    time.Time
+	done          time.Time // the fault in place
 	firstBreak    time.Time
 	breaks        int
 	okBefore, ok  int64 // successful DTOs: at the start, and during
@@ -146,8 +169,10 @@ type soakRun struct {
 	errs    []string
 	faults  []*soakFault
 	current *soakFault // the fault on now, or the last one
-	breaks  []time.Time
+	breaks  []soakBreak
 	lastOK  map[string]time.Time // per worker: its last connection made
+
+	devBefore, devAfter map[string]int64
 }
 
 func (r *soakRun) count(k string, n int) {
@@ -158,7 +183,7 @@ func (r *soakRun) count(k string, n int) {
 
 // fail records a broken rule; the test fails at the end.
 func (r *soakRun) fail(format string, args ...any) {
-	msg := fmt.Sprintf("%7.3fs ", time.Since(r.begin).Seconds()) + fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf("%7.3fs (%s) ", time.Since(r.begin).Seconds(), time.Now().Format("15:04:05.000")) + fmt.Sprintf(format, args...)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.counts["rule broken"]++
@@ -168,20 +193,30 @@ func (r *soakRun) fail(format string, args ...any) {
 }
 
 // faultOn reports whether a failure now is a fault's doing.
-func (r *soakRun) faultOn() bool {
+func (r *soakRun) faultOn() bool { return r.faultAt(time.Now()) }
+
+// faultAt reports whether something that began at t is a fault's doing:
+// t falls between a fault's start and soakGrace after its end.
+func (r *soakRun) faultAt(t time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := r.current
-	return f != nil && !f.start.IsZero() && (f.end.IsZero() || time.Since(f.end) < soakGrace())
+	for _, f := range r.faults {
+		if !f.start.IsZero() && !t.Before(f.start) && (f.end.IsZero() || t.Sub(f.end) < soakGrace()) {
+			return true
+		}
+	}
+	return false
 }
 
 // broke records that a connection (or the UD path) noticed a fault at t.
-func (r *soakRun) broke(t time.Time, why string) {
+func (r *soakRun) broke(t time.Time, why string) { r.brokeSince(t, t, why) }
+
+// brokeSince records a break noticed at t whose cause began at cause.
+func (r *soakRun) brokeSince(t, cause time.Time, why string) {
 	r.mu.Lock()
-	r.breaks = append(r.breaks, t)
-	f := r.current
+	r.breaks = append(r.breaks, soakBreak{t, cause, why})
 	r.mu.Unlock()
-	if f == nil || (!f.end.IsZero() && t.Sub(f.end) > soakGrace()) {
+	if !r.faultAt(cause) {
 		r.fail("a connection broke with no fault on: %s", why)
 	}
 }
@@ -207,6 +242,7 @@ func TestSoak(t *testing.T) {
 	r.pz, err = r.ia.CreatePZ()
 	require.NoError(t, err)
 	r.begin = time.Now()
+	r.devBefore = deviceCounters()
 
 	stop := make(chan struct{})
 	var g errgroup.Group
@@ -245,6 +281,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("workers still blocked 2 minutes after the load stopped:\n%s", buf[:n])
 	}
 	stopTook := time.Since(stopAt)
+	r.devAfter = deviceCounters()
 	// Every worker made a connection after the last fault's grace.
 	r.mu.Lock()
 	for w, at := range r.lastOK {
@@ -287,6 +324,13 @@ func TestSoak(t *testing.T) {
 		assert.Equal(t, before[k], after[k], "%s at the end", k)
 	}
 	assert.Less(t, after["heap KiB"], before["heap KiB"]+64*1024, "heap at the end")
+	// B's start is sampled while A's workers already knock (each pending
+	// connection request has a cm_id), its end with everything closed.
+	for _, k := range []string{"rdma mr", "rdma qp", "rdma cq", "rdma cm_id"} {
+		assert.LessOrEqual(t, res.Counts["res end "+k], res.Counts["res start "+k], "B's %s at the end of its last peer process", k)
+	}
+	assert.LessOrEqual(t, res.Counts["res end fds"], res.Counts["res start fds"]+4, "B's fds")
+	assert.LessOrEqual(t, res.Counts["res end goroutines"], res.Counts["res start goroutines"]+4, "B's goroutines")
 }
 
 // inflict carries out fault f, records its times, and returns the peer
@@ -302,27 +346,30 @@ func (r *soakRun) inflict(t *testing.T, f *soakFault, peer *roleRun, results *[]
 	switch f.Kind {
 	case "loss":
 		tc(t, "qdisc", "add", "dev", "eth0", "root", "netem", "loss", f.Arg)
+		f.done = time.Now()
 		time.Sleep(f.Dur)
 		tc(t, "qdisc", "del", "dev", "eth0", "root")
 	case "link":
+		f.done = time.Now() // the host takes the link down at once
 		cut(t, "link-blip", f.Dur)
 	case "kill", "rxe":
-		// SIGKILL, then wait until the process is gone (its parent, the
-		// role, reaps it).
-		cmd := "pid=$(cat " + soakPeerPIDFile() + "); kill -9 $pid; for i in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done"
-		if f.Kind == "rxe" {
-			// Nothing holds the device now.
-			cmd += "; rdma link delete rxe0 && rdma link add rxe0 type rxe netdev eth0" +
-				"; for i in $(seq 200); do rdma link show rxe0/1 | grep -q ACTIVE && break; sleep 0.05; done; rdma link show rxe0/1"
-		}
-		sh := startRole(t, request{Role: "soak-sh", Args: roleArgs{Cmd: cmd}})
-		sh.finish(t, 2*time.Minute)
+		// The peer process SIGKILLs itself; its role (the agent) reaps it
+		// and reports.
+		require.NoError(t, writeFileAtomic(soakPeerDieFile(), nil))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		res, err := peer.result(ctx)
 		cancel()
 		require.NoError(t, err, "the killed peer process's result")
 		require.Contains(t, res.Err, "killed", "the peer process was to die of SIGKILL")
 		*results = append(*results, res)
+		f.done = time.Now()
+		if f.Kind == "rxe" {
+			// Nothing holds the device now.
+			cmd := "rdma link delete rxe0 && rdma link add rxe0 type rxe netdev eth0" +
+				"; for i in $(seq 200); do rdma link show rxe0/1 | grep -q ACTIVE && break; sleep 0.05; done; rdma link show rxe0/1"
+			sh := startRole(t, request{Role: "soak-sh", Args: roleArgs{Cmd: cmd}})
+			sh.finish(t, 2*time.Minute)
+		}
 		restart := time.Now()
 		peer = startRole(t, request{Role: "soak-peer", Port: r.port})
 		f.restartedPeer = time.Since(restart)
@@ -335,7 +382,7 @@ func (r *soakRun) inflict(t *testing.T, f *soakFault, peer *roleRun, results *[]
 }
 
 // soakResources samples this process and this host's RDMA device.
-func soakResources(t *testing.T) map[string]int64 {
+func soakResources(t testing.TB) map[string]int64 {
 	m := map[string]int64{"goroutines": int64(runtime.NumGoroutine())}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		m["fds"] = int64(len(fds))
@@ -353,7 +400,9 @@ func soakResources(t *testing.T) map[string]int64 {
 	// "0: rxe0: pd 1 cq 2 qp 1 cm_id 0 mr 0 ctx 0 srq 0"
 	out, err := exec.Command("rdma", "res", "show").Output()
 	if err != nil {
-		t.Logf("rdma res show: %v", err)
+		if t != nil {
+			t.Logf("rdma res show: %v", err)
+		}
 		return m
 	}
 	f := strings.Fields(string(out))
@@ -648,13 +697,15 @@ func (c *soakConn) start(w int) {
 	s.dtos = 1
 }
 
-func (c *soakConn) setBroken(why string, at time.Time) {
+func (c *soakConn) setBroken(why string, at time.Time) { c.setBrokenSince(why, at, at) }
+
+func (c *soakConn) setBrokenSince(why string, at, cause time.Time) {
 	if c.broken {
 		return
 	}
 	c.broken, c.closing, c.brokeAt = true, true, at
 	c.r.count("conn broken", 1)
-	c.r.broke(at, c.name+": "+why)
+	c.r.brokeSince(at, cause, c.name+": "+why)
 }
 
 // completeSlot handles the completion of slot w's DTO.
@@ -815,7 +866,7 @@ func (c *soakConn) run(life time.Duration, stop <-chan struct{}) {
 		// A silent peer: replies overdue and nothing of ours outstanding
 		// that would tell.
 		if !c.broken && waiting > 0 && busy == waiting && time.Since(c.lastDone) > bound {
-			c.setBroken("replies overdue", c.lastDone.Add(bound))
+			c.setBrokenSince(fmt.Sprintf("replies overdue (%d, none in %v)", waiting, bound), time.Now(), c.lastDone)
 			r.count("conn given up (replies overdue)", 1)
 			c.ep.Disconnect(udat.CloseAbruptFlag)
 		}
@@ -1045,7 +1096,7 @@ func (r *soakRun) udSession(stop <-chan struct{}) bool {
 			// B went away, or its UD EP is another now: resolve again.
 			r.count("ud lost", len(awaiting))
 			r.count("ud given up (no echo in 3 s)", 1)
-			r.broke(lastEcho.Add(3*time.Second), "ud: no echo")
+			r.brokeSince(time.Now(), lastEcho, "ud: no echo in 3 s")
 			return true
 		}
 		for len(free) > 0 && len(awaiting) < soakUDWindow {
@@ -1174,7 +1225,8 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "fault\tat\tlasted\tnoticed after\tbreaks\tDTOs ok/s during\tpeer back after\t")
+	var whys []string
+	fmt.Fprintln(tw, "fault\tat\tlasted\tdone after\tnoticed after\tbreaks\tDTOs ok/s during\tpeer back after\t")
 	for i, f := range r.faults {
 		if f.start.IsZero() {
 			continue
@@ -1184,23 +1236,41 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 			next = r.faults[i+1].start
 		}
 		noticed, n := "-", 0
-		for _, at := range r.breaks {
-			if !at.Before(f.start) && at.Before(next) {
-				if n == 0 {
-					noticed = at.Sub(f.start).Round(time.Millisecond).String()
+		var first soakBreak
+		for _, br := range r.breaks {
+			if !br.cause.Before(f.start) && br.cause.Before(next) {
+				if n == 0 || br.at.Before(first.at) {
+					first = br
 				}
 				n++
 			}
+		}
+		if n > 0 {
+			noticed = first.at.Sub(f.start).Round(time.Millisecond).String()
+			whys = append(whys, fmt.Sprintf("%s: first noticed by %s", f.Name, first.why))
 		}
 		back := ""
 		if f.restartedPeer > 0 {
 			back = f.restartedPeer.Round(time.Millisecond).String()
 		}
 		lasted := f.end.Sub(f.start)
-		fmt.Fprintf(tw, "%s\t%.1fs\t%v\t%s\t%d\t%.0f\t%s\t\n", f.Name, f.start.Sub(r.begin).Seconds(), lasted.Round(time.Millisecond),
-			noticed, n, float64(f.ok)/lasted.Seconds(), back)
+		fmt.Fprintf(tw, "%s\t%.1fs\t%v\t%v\t%s\t%d\t%.0f\t%s\t\n", f.Name, f.start.Sub(r.begin).Seconds(), lasted.Round(time.Millisecond),
+			f.done.Sub(f.start).Round(time.Millisecond), noticed, n, float64(f.ok)/lasted.Seconds(), back)
 	}
 	tw.Flush()
+	fmt.Fprintln(&b, "(done after: when the fault was in place: the host's answer, or A learned that the peer process died;")
+	fmt.Fprintln(&b, "noticed after: the first failed DTO, connection event or silence on A, counted from the request)")
+	for _, w := range whys {
+		fmt.Fprintln(&b, "  "+w)
+	}
+	var changed []string
+	for k, v := range r.devAfter {
+		if d := v - r.devBefore[k]; d != 0 {
+			changed = append(changed, fmt.Sprintf("%s=%d", k, d))
+		}
+	}
+	sort.Strings(changed)
+	fmt.Fprintf(&b, "A's rxe0 counters during the soak: %s\n", strings.Join(changed, " "))
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -1218,6 +1288,14 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 		fmt.Fprintf(tw, "%d\t\n", after[n])
 	}
 	tw.Flush()
+	if len(peer) > 0 {
+		last := peer[len(peer)-1].Counts
+		fmt.Fprintf(&b, "\nB's last peer process (with its IA, SRQ and UD EP open), at its start and end:")
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s %d/%d", n, last["res start "+n], last["res end "+n])
+		}
+		fmt.Fprintln(&b)
+	}
 	fmt.Println(b.String())
 	t.Log(b.String())
 	writeFileAtomic(filepath.Join(os.TempDir(), "udapl-soak-report.txt"), []byte(b.String()))
