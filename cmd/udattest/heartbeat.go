@@ -101,6 +101,15 @@ func (c *conn) beat(done int) error {
 	if c.beatOut || !c.hb.take() {
 		return nil
 	}
+	return c.sendBeat(done)
+}
+
+// beatDue reports whether beat would post a msgProgress now (and takes the
+// beat): the check of beat, for a loop to make inline.
+func (c *conn) beatDue() bool { return !c.beatOut && c.hb.take() }
+
+// sendBeat posts a msgProgress saying done operations are complete.
+func (c *conn) sendBeat(done int) error {
 	c.seq++
 	m := ctrl{typ: msgProgress, seq: c.seq, a: uint64(done)}
 	m.marshal(c.buf[:ctrlSize])

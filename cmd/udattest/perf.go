@@ -188,11 +188,23 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		return udat.CompletionSuppress
 	}
 	posted, completed := 0, 0
+	untilSignal := signal // operations up to the next signalled one
 	start := time.Now()
 	for completed < n {
-		for k := min(batch, n-posted); k > 0 && posted+k-completed <= depth; k = min(batch, n-posted) {
+		// One at a time: the DAT call, as dapltest makes it.
+		for batch == 1 && posted < n && posted-completed < depth {
+			posted++
+			f := udat.CompletionSuppress
+			if untilSignal--; untilSignal == 0 || posted == n {
+				f, untilSignal = udat.CompletionDefault, signal
+			}
+			if err := c.post(op, iov, uint64(posted), remote, f); err != nil {
+				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
+			}
+		}
+		for k := min(batch, n-posted); batch > 1 && k > 0 && posted+k-completed <= depth; k = min(batch, n-posted) {
 			var err error
-			if k == 1 { // the DAT call, as dapltest makes it
+			if k == 1 {
 				posted++
 				err = c.post(op, iov, uint64(posted), remote, flags(posted))
 			} else {
@@ -212,8 +224,10 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		}
 		completed = int(cookie)
 		p.set(int64(completed))
-		if err := c.beat(completed); err != nil {
-			return 0, err
+		if c.beatDue() {
+			if err := c.sendBeat(completed); err != nil {
+				return 0, err
+			}
 		}
 	}
 	return time.Since(start), nil
