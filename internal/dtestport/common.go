@@ -1,0 +1,96 @@
+package dtestport
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// RMRSize is a DAT_RMR_TRIPLET as the programs send it: the address (8
+// bytes), the length and the rmr_context (4 each), each field in network
+// byte order.
+const RMRSize = 16
+
+// EncodeRMR is r as the programs send it.
+func EncodeRMR(b []byte, r udat.RMRTriplet) {
+	binary.BigEndian.PutUint64(b[0:], r.VirtualAddress)
+	binary.BigEndian.PutUint32(b[8:], r.SegmentLength)
+	binary.BigEndian.PutUint32(b[12:], r.RMRContext)
+}
+
+// DecodeRMR reads one.
+func DecodeRMR(b []byte) udat.RMRTriplet {
+	return udat.RMRTriplet{
+		VirtualAddress: binary.BigEndian.Uint64(b[0:]),
+		SegmentLength:  binary.BigEndian.Uint32(b[8:]),
+		RMRContext:     binary.BigEndian.Uint32(b[12:]),
+	}
+}
+
+// Wait bounds one wait of the Go side for an event (the C programs wait
+// for ever, or 5 s in dtestx).
+const Wait = 30 * time.Second
+
+// failure carries an error out of a protocol step; run recovers it.
+type failure struct{ err error }
+
+func fail(format string, args ...any) { panic(failure{fmt.Errorf(format, args...)}) }
+
+func check(err error, what string) {
+	if err != nil {
+		fail("%s: %w", what, err)
+	}
+}
+
+// run runs f, returning the failure a step raised as its error.
+func run(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fl, ok := r.(failure)
+			if !ok {
+				panic(r)
+			}
+			err = fl.err
+		}
+	}()
+	f()
+	return nil
+}
+
+// waitEvent waits for one event on evd, giving up after Wait or when
+// ctx ends (the C side failed).
+func waitEvent(ctx context.Context, evd *udat.EVD, what string) udat.Event {
+	ctx2, cancel := context.WithTimeout(ctx, Wait)
+	defer cancel()
+	ev, _, err := evd.WaitContext(ctx2, 1)
+	if err != nil {
+		fail("waiting for %s: %w (%v)", what, err, context.Cause(ctx))
+	}
+	return ev
+}
+
+// waitDTO waits for a DTO completion (plain or IB) that succeeded, with
+// cookie and length, and returns it.
+func waitDTO(ctx context.Context, evd *udat.EVD, what string, cookie uint64, length int) udat.Event {
+	ev := waitEvent(ctx, evd, what)
+	if ev.Number != udat.EventDTOCompletion && ev.Number != udat.EventIBDTO {
+		fail("%s: event %v, want a DTO completion", what, ev.Number)
+	}
+	d := ev.DTO
+	if d.Status != udat.DTOSuccess || d.Cookie != cookie || (length >= 0 && d.TransferredLength != uint64(length)) {
+		fail("%s: status %v cookie %#x length %d, want success, cookie %#x, length %d", what, d.Status, d.Cookie, d.TransferredLength, cookie, length)
+	}
+	return ev
+}
+
+// waitConn waits for the connection event want.
+func waitConn(ctx context.Context, evd *udat.EVD, want udat.EventNumber, what string) udat.Event {
+	ev := waitEvent(ctx, evd, what)
+	if ev.Number != want {
+		fail("%s: event %v, want %v", what, ev.Number, want)
+	}
+	return ev
+}

@@ -1,0 +1,36 @@
+package dtestport
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/udapl-go/udapl/udat"
+)
+
+// The TCP message as C's sprintf("%04hx:%08x:%08x:%08x:%s") writes it for
+// 192.0.2.1 (s_addr printed as a little-endian host integer).
+func TestConnMsg(t *testing.T) {
+	m := ConnMsg{Addr: netip.MustParseAddr("192.0.2.1"), Provider: Provider}
+	b := m.Encode()
+	require.Len(t, b, ConnMsgSize)
+	require.Equal(t, "0000:00000000:00000000:010200c0:"+Provider, string(b[:32+len(Provider)]))
+	require.Zero(t, b[32+len(Provider)])
+	got, err := ParseConnMsg(b)
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+	_, err = ParseConnMsg([]byte("0001:00000002:00000000:00000000:x"))
+	require.Error(t, err, "a LID and QPN (ucm) is not rdma_cm")
+	_, err = ParseConnMsg([]byte("garbage"))
+	require.Error(t, err)
+}
+
+// An RMR triplet goes in network byte order, field by field.
+func TestRMREncoding(t *testing.T) {
+	r := udat.RMRTriplet{VirtualAddress: 0x0102030405060708, SegmentLength: 0x1000, RMRContext: 0x26d}
+	b := make([]byte, RMRSize)
+	EncodeRMR(b, r)
+	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0x10, 0, 0, 0, 2, 0x6d}, b)
+	require.Equal(t, r, DecodeRMR(b))
+}

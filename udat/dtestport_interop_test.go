@@ -1,0 +1,128 @@
+//go:build linux && cgo
+
+package udat_test
+
+import (
+	"context"
+	"net/netip"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/udapl-go/udapl/internal/devtest"
+	"github.com/udapl-go/udapl/internal/dtestport"
+	"github.com/udapl-go/udapl/udat"
+)
+
+// The C test programs of dapl2-utils (dtest, dtestx, dtestsrq, dtestcm)
+// against Go programs of our own that speak their wire protocols
+// (internal/dtestport), in both roles where the C program takes both. The
+// C programs open the cma provider on rxe0's netdev through
+// testdata/datpeer/dat.conf. dtest, dtestx and dtestcm use fixed ports
+// (TCP 15828, connection qualifiers 45248 and 31111-31112), so these tests
+// do not run in parallel with each other.
+
+const dtFinishWait = 30 * time.Second // the C program's exit after the Go side's
+
+// dtProgram is the installed C program name, failing the test if it is
+// missing (dapl2-utils).
+func dtProgram(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	require.NoError(t, err, "%s from dapl2-utils (scripts/install-deps.sh installs it)", name)
+	return p
+}
+
+// dtStart starts a C program; the test's cleanup kills it and, on failure
+// or with -v, prints its output.
+func dtStart(t *testing.T, bin, pass string, args ...string) *dtestport.Proc {
+	t.Helper()
+	p, err := dtestport.Start(bin, pass, args...)
+	require.NoError(t, err)
+	t.Logf("started %s", p.Name)
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() || testing.Verbose() {
+			t.Logf("output of %s:\n%s", p.Name, p.Output())
+		}
+	})
+	return p
+}
+
+// dtAddr is the address of dev's IA: where both sides listen.
+func dtAddr(t *testing.T, dev string) netip.Addr {
+	t.Helper()
+	ia, err := udat.OpenIA(dev, 8)
+	require.NoError(t, err)
+	defer ia.Close(udat.CloseAbruptFlag)
+	return ia.Address()
+}
+
+// dtLines checks that the C program printed a line matching each regular
+// expression.
+func dtLines(t *testing.T, p *dtestport.Proc, res ...string) {
+	t.Helper()
+	for _, re := range res {
+		require.Regexp(t, regexp.MustCompile("(?m)"+re), p.Output(), "output of %s", p.Name)
+	}
+}
+
+// dtGoServer runs a Go server in an errgroup: serve gets a context that
+// ends when the C client (started by start once the server listens) fails.
+func dtGoServer(t *testing.T, serve func(ctx context.Context, ready func()) error, start func() *dtestport.Proc) *dtestport.Proc {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var p *dtestport.Proc
+	var g errgroup.Group
+	g.Go(func() error {
+		return serve(ctx, func() {
+			p = start()
+			context.AfterFunc(p.Failed(), func() { cancel(context.Cause(p.Failed())) })
+		})
+	})
+	require.NoError(t, g.Wait())
+	require.NotNil(t, p, "the Go server never became ready")
+	return p
+}
+
+func TestDtestWithC(t *testing.T) {
+	dev := devtest.Require(t)
+	bin := dtProgram(t, "dtest")
+	addr := dtAddr(t, dev)
+	o := dtestport.DtestOpts{BufLen: 4096, Burst: 1000}
+	args := []string{"-P", dtestport.Provider, "-b", strconv.Itoa(o.BufLen), "-B", strconv.Itoa(o.Burst)}
+
+	t.Run("CServerGoClient", func(t *testing.T) {
+		c := dtStart(t, bin, dtestport.DtestPass, append([]string{"-s"}, args...)...)
+		require.NoError(t, c.WaitOutput("Server is waiting for client connection", 30*time.Second))
+		require.NoError(t, dtestport.DtestClient(c.Failed(), dev, addr, o, t.Logf))
+		require.NoError(t, c.Finish(dtFinishWait), c.Output())
+		dtLines(t, c,
+			`CONNECTED!`,
+			`SERVER: RDMA write buffer contains: client RDMA write data\.\.\.$`,
+			// The C server reads the Go client's rbuf as soon as it has
+			// sent its message: before or after the client set its text.
+			`SERVER: RCV RDMA read buffer contains: (client RDMA read data|server RDMA write data)\.\.\.$`,
+			`Message PingPong: \(100 x 4096\)`)
+	})
+
+	t.Run("GoServerCClient", func(t *testing.T) {
+		c := dtGoServer(t, func(ctx context.Context, ready func()) error {
+			return dtestport.DtestServer(ctx, dev, o, t.Logf, ready)
+		}, func() *dtestport.Proc {
+			return dtStart(t, bin, dtestport.DtestPass, append([]string{"-h", addr.String()}, args...)...)
+		})
+		require.NoError(t, c.Finish(dtFinishWait), c.Output())
+		dtLines(t, c,
+			`CONNECTED!`,
+			`CLIENT: RDMA write buffer contains: server RDMA write data\.\.\.$`,
+			`CLIENT: RCV RDMA read buffer contains: (server RDMA read data|client RDMA write data)\.\.\.$`,
+			`Message PingPong: \(100 x 4096\)`)
+	})
+}
