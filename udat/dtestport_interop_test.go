@@ -5,6 +5,7 @@ package udat_test
 import (
 	"context"
 	"net/netip"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -182,4 +183,72 @@ func TestDtestxUDWithC(t *testing.T) {
 	require.Error(t, c.Finish(dtFinishWait), "dtestx -u over rxe0 passed on its own: port its UD protocol")
 	require.Contains(t, c.Output(), "create_qp Invalid argument", "dtestx -u failed otherwise than known")
 	t.Skip("not applicable: the C cma provider cannot create a UD queue pair on rxe0 (create_qp: Invalid argument)")
+}
+
+func TestDtestsrqWithC(t *testing.T) {
+	dev := devtest.Require(t)
+	bin := dtProgram(t, "dtestsrq")
+	addr := dtAddr(t, dev)
+	// 3 connections, bursts of 4 messages, 3 rounds; the buffer length is
+	// DAT_IB_TRANSPORT_MTU on both sides.
+	o := dtestport.DtestsrqOpts{Conns: 3, Burst: 4, Rounds: 3, Port: udat.ConnQual(46000 + os.Getpid()%1000), SRQ: true, EPBrokenWait: 3 * time.Second}
+	args := func(o dtestport.DtestsrqOpts, srq bool) []string {
+		a := []string{"-v", "-P", dtestport.Provider, "-p", strconv.Itoa(int(o.Port)),
+			"-c", strconv.Itoa(o.Conns), "-B", strconv.Itoa(o.Burst), "-t", strconv.Itoa(o.Rounds)}
+		if !srq {
+			a = append(a, "-S", "0")
+		}
+		return a
+	}
+	// After the data, C (with its SRQ) waits for DAT_ASYNC_ERROR_EP_BROKEN
+	// for each EP, without a timeout. Where the device raises
+	// IBV_EVENT_QP_LAST_WQE_REACHED the Go side sees the same events and C
+	// must finish; where it does not (rxe on Linux 6.1), C must have
+	// reached that wait, its data checked, and it is stopped there.
+	finish := func(t *testing.T, c *dtestport.Proc, res dtestport.DtestsrqResult, pass string) {
+		t.Helper()
+		if res.EPBroken == o.Conns || pass == dtestport.DtestsrqPassNoSRQ {
+			require.NoError(t, c.Finish(dtFinishWait))
+			return
+		}
+		require.Zero(t, res.EPBroken, "EP_BROKEN for some of the EPs only")
+		require.NoError(t, c.WaitOutput(`(?m)^ Wait for EP async event$`, dtFinishWait))
+		time.Sleep(time.Second)
+		require.True(t, c.Running(), "C left its wait for EP_BROKEN")
+		require.NotContains(t, c.Output(), "ERR")
+		t.Logf("the device raised no LAST_WQE_REACHED: C waits for DAT_ASYNC_ERROR_EP_BROKEN for ever, as udat would; stopped")
+	}
+	for _, srq := range []bool{true, false} {
+		name, pass := "", dtestport.DtestsrqPass
+		if !srq {
+			// The C side with -S 0 (no SRQ): it then finishes on any
+			// device; the Go side keeps its SRQ.
+			name, pass = "CNoSRQ", dtestport.DtestsrqPassNoSRQ
+		}
+		o := o
+		o.PeerWaitsEPBroken = srq
+		t.Run("CServerGoClient"+name, func(t *testing.T) {
+			o := o
+			o.Port++
+			c := dtStart(t, bin, pass, append([]string{"-s"}, args(o, srq)...)...)
+			require.NoError(t, c.WaitOutput("server ready on port", 30*time.Second))
+			res, err := dtestport.DtestsrqClient(c.Failed(), dev, addr, o, t.Logf)
+			require.NoError(t, err)
+			finish(t, c, res, pass)
+			dtLines(t, c, `ALL 3 CONNECTED on server!`)
+		})
+		t.Run("GoServerCClient"+name, func(t *testing.T) {
+			o := o
+			o.Port += 2
+			var res dtestport.DtestsrqResult
+			c := dtGoServer(t, func(ctx context.Context, ready func()) (err error) {
+				res, err = dtestport.DtestsrqServer(ctx, dev, o, t.Logf, ready)
+				return err
+			}, func() *dtestport.Proc {
+				return dtStart(t, bin, pass, append([]string{"-h", addr.String()}, args(o, srq)...)...)
+			})
+			finish(t, c, res, pass)
+			dtLines(t, c, `ALL 3 CONNECTED on client!`)
+		})
+	}
 }

@@ -64,7 +64,14 @@ func Start(bin, pass string, args ...string) (*Proc, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), RunLimit)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	// The programs print to a pipe, fully buffered, and some flush
+	// nothing before they exit: stdbuf makes stdout line-buffered, so that
+	// the test sees how far a program got.
+	argv := append([]string{bin}, args...)
+	if sb, err := exec.LookPath("stdbuf"); err == nil {
+		argv = append([]string{sb, "-oL"}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "DAT_OVERRIDE="+filepath.Join(dir, "dat.conf"))
 	cmd.WaitDelay = 5 * time.Second
 	p := &Proc{Name: filepath.Base(bin) + " " + strings.Join(args, " "), done: make(chan struct{}), cancel: cancel, pass: pass}
@@ -110,6 +117,16 @@ func (p *Proc) Output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.out.String()
+}
+
+// Running reports whether the program has not exited yet.
+func (p *Proc) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Kill ends the program if it still runs and waits for it.
