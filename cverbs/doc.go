@@ -10,8 +10,9 @@
 // is posted with one cgo call. A caller that checks its requests as it goes
 // builds them there in place (QP.BeginSend, QP.BeginRecv, SRQ.BeginRecv: a
 // SendBatch or RecvBatch); PostSend and PostRecv do the same from Go slices.
-// Polling fills a C array of ibv_wc owned by the completion queue. Neither
-// path allocates Go memory, and C never keeps a Go pointer.
+// Polling has the provider write straight into the caller's []WC, which is
+// struct ibv_wc field for field. Neither path allocates Go memory, and C
+// never keeps a Go pointer.
 //
 // Waiting for completions or connection events goes through Go's netpoller:
 // the channel file descriptors are non-blocking, so a waiting goroutine does

@@ -408,6 +408,7 @@ func (e *EVD) stopWatchLocked() *cqWatch {
 // solicited CQ: at its next solicited one or error, where the device can
 // tell). Caller holds e.mu.
 func (e *EVD) armLocked() {
+	e.counts[EVDCounterWaitNotify]++
 	if e.cq != nil {
 		e.cq.ReqNotify(false)
 	}

@@ -44,6 +44,7 @@ func (e *EVD) usual(wc *cverbs.WC, d *DTOCompletionData) bool {
 	n := s.length // sent or written; read: all it asked for
 	if s.op == DTOReceive {
 		n = uint64(wc.ByteLen)
+		r.received.add(DTOReceive, n)
 	}
 	*d = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
 	r.popUsual(s)
@@ -101,6 +102,11 @@ func (e *EVD) deliverOther(wc *cverbs.WC) {
 			return
 		}
 		s.record(status, wc)
+		if status == DTOSuccess && ep != nil {
+			ep.rq.mu.Lock() // an SRQ's receives count on the EP that took them, as in C
+			ep.rq.received.add(s.op, s.xfer)
+			ep.rq.mu.Unlock()
+		}
 		ep.slotEventTo(e.pushSlotLocked(), &s)
 	}
 	switch {

@@ -15,10 +15,10 @@ import (
 // DAT_NOT_IMPLEMENTED); this package always has them, and says so with the
 // provider attribute DAT_COUNTERS (TRUE).
 //
-// A counter is kept only where it costs nothing on the paths that post
-// DTOs and take their completions (see dtoCounts for the counters those
-// paths would have to keep). Which counters count is said at each kind
-// below; the others stay 0, as most of them do in C's cma provider.
+// The counters of the paths that post DTOs and take their completions are
+// plain additions under the locks those paths hold already (dtoCounts,
+// evdCounts). Which counters count is said at each kind below; the others
+// stay 0, as most of them do in C's cma provider.
 
 // countersAttr is the provider attribute that says the counters are kept
 // (DAT_IB_ATTR_COUNTERS, DAT_ATTR_COUNTERS).
@@ -134,9 +134,10 @@ const (
 // EPCounterAll (DCNT_EP_ALL_COUNTERS) stands for all of them.
 //
 // Counted: the calls to Connect and DupConnect (CONNECT) and to Disconnect
-// (DISCONNECT) that pass the handle checks, as C counts them. The DTO
-// counters (POST_* and RECV_*, each with the bytes in its _DATA twin) stay
-// 0 for now: see dtoCounts.
+// (DISCONNECT) that pass the handle checks, as C counts them; the DTOs
+// posted (POST_*, each with the bytes in its _DATA twin), flushed at post
+// time or not, and the receives that completed successfully (RECV_*, with
+// the bytes received), an SRQ's on the EP that took them. Reset keeps them.
 type EPCounter uint32
 
 // The EP counters, in the order and with the values of DAT_EP_COUNTERS.
@@ -174,8 +175,12 @@ const (
 //
 // Counted: the connection events posted to the EVD as an EP's connect EVD
 // (CONN_CALLBACK: established, rejected, unreachable, timed out,
-// disconnected; the UD ones too). The wait and dequeue counters stay 0 for
-// now (see evdCounts), and DEQUEUE_POLL_FOUND always, as in C.
+// disconnected; the UD ones too); the calls to Wait (WAIT), those that
+// blocked (WAIT_BLOCKED), each arming of the CQs for a completion event
+// (WAIT_NOTIFY); the calls to Dequeue (DEQUEUE), those that polled the CQ
+// (DEQUEUE_POLL), found an event (DEQUEUE_FOUND) or none
+// (DEQUEUE_NOT_FOUND). DEQUEUE_POLL_FOUND and DTO_CALLBACK stay 0
+// (C never counts the first).
 type EVDCounter uint32
 
 // The EVD counters, in the order and with the values of DAT_EVD_COUNTERS.
@@ -406,9 +411,9 @@ func (ia *IA) countChild(v any, d int) {
 // The DTO counters of an EP (DCNT_EP_POST_*, DCNT_EP_RECV_*) belong on the
 // paths that post DTOs and take their completions, where an atomic counter
 // would cost too much (two atomic adds: 25 ns a DTO). They are plain
-// counts by DTO op (dtoCounts), that a queue would keep under the lock its
-// ring already holds there, and that QueryCounters adds to the EP's other
-// counters (queueCounts). The queues keep none yet: those counters stay 0.
+// counts by DTO op (dtoCounts) that each queue's ring keeps under the lock
+// it holds there, and that QueryCounters adds to the EP's other counters
+// (queueCounts).
 
 // dtoCounter maps a DTO op to its EP counter and the counter of its bytes
 // (noCounter: none).
@@ -479,6 +484,13 @@ func (c *dtoCounts) add(op DTOOp, length uint64) {
 	c.bytes[i] += length
 }
 
+// sub takes back an add: a DTO that was not posted after all.
+func (c *dtoCounts) sub(op DTOOp, length uint64) {
+	i := op & 15
+	c.n[i]--
+	c.bytes[i] -= length
+}
+
 // addTo adds the counts to vals, indexed by EPCounter, through table: every
 // counter, or only counter one (not EPCounterAll). With reset, what it
 // added is zeroed. Caller holds the lock of c's owner.
@@ -518,12 +530,27 @@ func (c *evdCounts) addTo(vals []uint64, one EVDCounter, reset bool) {
 	}
 }
 
-// lockedCounts calls f with the EVD's evdCounts under its lock. The EVD
-// keeps none yet.
-func (e *EVD) lockedCounts(f func(c *evdCounts)) {}
+// lockedCounts calls f with the EVD's evdCounts under its lock.
+func (e *EVD) lockedCounts(f func(c *evdCounts)) {
+	e.mu.Lock()
+	f(&e.counts)
+	e.mu.Unlock()
+}
 
 // queueCounts calls f with each dtoCounts of the EP's queues and the table
 // that maps it to EP counters, under the lock that guards it: the DTOs
 // posted on the send and receive queues (postCounters) and the messages
-// received (recvCounters). The queues keep no counts yet.
-func (ep *EP) queueCounts(f func(c *dtoCounts, table *[16]dtoCounter)) {}
+// received (recvCounters).
+func (ep *EP) queueCounts(f func(c *dtoCounts, table *[16]dtoCounter)) {
+	for _, r := range [...]*fifoRing{ep.sq, ep.rq} {
+		if r == nil {
+			continue
+		}
+		r.mu.Lock()
+		f(&r.posted, &postCounters)
+		if r == ep.rq {
+			f(&r.received, &recvCounters)
+		}
+		r.mu.Unlock()
+	}
+}

@@ -333,9 +333,9 @@ func TestCountersConnection(t *testing.T) {
 	c, s := p.client, p.server
 	requireCounters(t, c.ep, EPCounterAll, false, map[EPCounter]uint64{EPCounterConnect: 1})
 	requireCounters(t, s.ep, EPCounterAll, false, nil)
-	requireCounters(t, c.conn, EVDCounterAll, false, map[EVDCounter]uint64{EVDCounterConnCallback: 1})
-	requireCounters(t, s.conn, EVDCounterAll, false, map[EVDCounter]uint64{EVDCounterConnCallback: 1})
-	requireCounters(t, p.cr, EVDCounterAll, false, nil) // a request is no connection event
+	requireCounters(t, c.conn, EVDCounterConnCallback, false, map[EVDCounter]uint64{EVDCounterConnCallback: 1})
+	requireCounters(t, s.conn, EVDCounterConnCallback, false, map[EVDCounter]uint64{EVDCounterConnCallback: 1})
+	requireCounters(t, p.cr, EVDCounterConnCallback, false, nil) // a request is no connection event
 	requireCounters(t, p.ia, IACounterSPCR, false, map[IACounter]uint64{IACounterSPCR: 1})
 	requireCounters(t, p.ia, IACounterSPCRAccepted, false, map[IACounter]uint64{IACounterSPCRAccepted: 1})
 
@@ -360,4 +360,57 @@ func TestCountersConnection(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{2, 1, 1}, []uint64{ias[IACounterSPCR], ias[IACounterSPCRAccepted], ias[IACounterSPCRRejected]},
 		"requests, accepted, rejected")
+}
+
+// An EP counts the DTOs posted on it, with their bytes, and the receives
+// that completed, across a Reset; an EVD its waits and dequeues, as C.
+func TestCountersDTOs(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	postRecvs(t, s, 0, 100, 2, 1)
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 40)}, 1, CompletionDefault))
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 30)}, 2, CompletionDefault))
+	require.NoError(t, c.ep.PostRDMAWrite([]LMRTriplet{c.lmr.Triplet(0, 512)}, 3, s.lmr.RMRTriplet(4096, 512), CompletionDefault))
+	// Batched, one of them refused: it is not counted.
+	n, err := c.ep.PostRequests([]Request{
+		{Op: DTORDMARead, LocalIOV: []LMRTriplet{c.lmr.Triplet(8192, 256)}, Cookie: 4, Remote: s.lmr.RMRTriplet(4096, 256)},
+		{Op: DTORDMARead, LocalIOV: []LMRTriplet{c.lmr.Triplet(8192, 16)}, Cookie: 5, Remote: s.lmr.RMRTriplet(4096, 256)},
+	})
+	require.Equal(t, 1, n)
+	requireCode(t, err, LengthError)
+	for range 4 {
+		waitDTO(t, c.req)
+	}
+	require.Equal(t, uint64(40), waitDTO(t, s.recv).TransferredLength)
+	require.Equal(t, uint64(30), waitDTO(t, s.recv).TransferredLength)
+
+	requireCounters(t, c.ep, EPCounterAll, false, map[EPCounter]uint64{
+		EPCounterConnect:  1,
+		EPCounterPostSend: 2, EPCounterPostSendData: 70,
+		EPCounterPostWrite: 1, EPCounterPostWriteData: 512,
+		EPCounterPostRead: 1, EPCounterPostReadData: 256,
+	})
+	requireCounters(t, s.ep, EPCounterAll, false, map[EPCounter]uint64{
+		EPCounterPostRecv: 2, EPCounterPostRecvData: 200,
+		EPCounterRecv: 2, EPCounterRecvData: 70,
+	})
+	// Four waits on the request EVD, each found its event queued or polled
+	// for it; no dequeue yet.
+	got, err := QueryCounters(c.req, EVDCounterAll, false)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), got[EVDCounterWait])
+	assert.Zero(t, got[EVDCounterDequeue])
+
+	var ev Event
+	require.ErrorIs(t, c.req.DequeueInto(&ev), ErrQueueEmpty)
+	requireCounters(t, c.req, EVDCounterDequeue, false, map[EVDCounter]uint64{EVDCounterDequeue: 1})
+	got, err = QueryCounters(c.req, EVDCounterAll, false)
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint64{1, 1, 0}, [3]uint64{got[EVDCounterDequeuePoll], got[EVDCounterDequeueNotFound], got[EVDCounterDequeueFound]},
+		"an empty queue: polled, nothing found")
+
+	// The counts survive a Reset, which makes new queues.
+	disconnectPair(t, p)
+	require.NoError(t, s.ep.Reset())
+	requireCounters(t, s.ep, EPCounterRecvData, false, map[EPCounter]uint64{EPCounterRecvData: 70})
 }

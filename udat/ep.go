@@ -366,8 +366,8 @@ func (ep *EP) makeQP(op string) (err error) {
 	ep.qpn = qp.Num()
 	ep.maxInline = uint64(min(qp.Cap().MaxInline, maxInline))
 	ep.takeCaps(qp.Cap())
-	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend)
-	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv)
+	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend).inherit(ep.sq)
+	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv).inherit(ep.rq)
 	return nil
 }
 

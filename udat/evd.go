@@ -45,6 +45,7 @@ type EVD struct {
 	refs       int // EPs, PSPs, RSPs that deliver to this EVD
 	cno        *CNO
 	watch      *cqWatch // waits on ch while the EVD has a CNO (cno.go)
+	counts     evdCounts
 
 	waiting atomic.Bool
 }
@@ -343,6 +344,9 @@ func (e *EVD) pollArmLocked(threshold int) {
 			break
 		}
 		got, armedNow, err := e.cq.PollArm(e.wc[:n], threshold-e.qn, false)
+		if armedNow {
+			e.counts[EVDCounterWaitNotify]++
+		}
 		armed = armed || armedNow
 		e.deliverAll(e.wc[:got])
 		if err != nil || got < n {
@@ -351,6 +355,7 @@ func (e *EVD) pollArmLocked(threshold int) {
 	}
 	// The C side counted completions; not every one makes an event.
 	if e.qn < threshold && !armed {
+		e.counts[EVDCounterWaitNotify]++
 		e.cq.ReqNotify(false)
 		e.pollLocked()
 	}
@@ -383,16 +388,23 @@ func (e *EVD) DequeueInto(ev *Event) error {
 		e.mu.Unlock()
 		return e.dequeueError(ev)
 	}
+	// Counted as C counts them: a poll, and what the call found, after it
+	// or not (C never counts DEQUEUE_POLL_FOUND).
+	e.counts[EVDCounterDequeue]++
 	if e.qn == 0 {
+		e.counts[EVDCounterDequeuePoll]++
 		if e.pollInto(ev) {
+			e.counts[EVDCounterDequeueFound]++
 			e.mu.Unlock()
 			return nil
 		}
 		if e.qn == 0 {
+			e.counts[EVDCounterDequeueNotFound]++
 			e.mu.Unlock()
 			return ErrQueueEmpty
 		}
 	}
+	e.counts[EVDCounterDequeueFound]++
 	e.popLocked(ev)
 	e.mu.Unlock()
 	return nil
@@ -510,8 +522,11 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, limit time.Dur
 	}
 	pollOnly := limit == 0
 	var deadline time.Time // set when the wait first blocks, with a limit
-	for {
+	for first := true; ; first = false {
 		e.mu.Lock()
+		if first {
+			e.counts[EVDCounterWait]++
+		}
 		if e.aborted || e.dead() {
 			// An abrupt IA close aborts the wait; a Free that raced it
 			// freed the handle.
@@ -560,6 +575,7 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, limit time.Dur
 			e.wakeUp = make(chan struct{}, 1)
 		}
 		e.blocked, e.blockedOn = true, ch
+		e.counts[EVDCounterWaitBlocked]++
 		e.mu.Unlock()
 		if ch != nil {
 			// The blocked thread's own timeout ends the wait at the

@@ -128,7 +128,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		}
 		if flushAtPost {
 			// Nothing reaches the hardware: see reportFlushed.
-			r.reserveFlushed(req.Cookie, req.Op)
+			r.reserveFlushed(req.Cookie, total, req.Op)
 			continue
 		}
 		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
@@ -288,7 +288,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			break
 		}
 		if flushAtPost {
-			r.reserveFlushed(rv.Cookie, ep.recvOp()) // see reportFlushed
+			r.reserveFlushed(rv.Cookie, total, ep.recvOp()) // see reportFlushed
 			continue
 		}
 		seq := r.reserve(rv.Cookie, total, ep.recvOp(), true)

@@ -52,7 +52,16 @@ type dtoSlot struct {
 	op       DTOOp
 	signaled bool // the hardware will produce a completion for it
 	busy     bool // posted and not yet completed
-	done     bool // completed, waiting for older slots (FIFO rings)
+	slotProgress
+	rmr *RMR // for memory window binds
+	ah  *AH  // the address handle of a UD send
+}
+
+// slotProgress is what becomes of a slot's DTO, zero when it is posted: one
+// field of dtoSlot without pointers, so that reserve clears it in one
+// assignment without write barriers.
+type slotProgress struct {
+	done bool // completed, waiting for older slots (FIFO rings)
 	// report: its completion is to be reported (status, xfer) when every
 	// older slot has been. False for an unsignalled DTO that succeeded.
 	report bool
@@ -62,8 +71,6 @@ type dtoSlot struct {
 	status  DTOStatus
 	xfer    uint64 // bytes received or read (from the work completion)
 	immed   uint32 // immediate data received (op DTOIBRecvImmed, DTOIBRecvMsgImmed)
-	rmr     *RMR   // for memory window binds
-	ah      *AH    // the address handle of a UD send
 	srcQP   uint32 // the sender of a UD receive
 }
 
@@ -114,6 +121,9 @@ type fifoRing struct {
 	// stalled: the watchdog gave up on the queue (watchdog.go), so the
 	// first DTO the device flushes is the one that failed.
 	stalled bool
+	// posted and received count the queue's DTOs for the EP's counters
+	// (counters.go); they survive a Reset (inherit).
+	posted, received dtoCounts
 	scratch
 }
 
@@ -271,16 +281,18 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint3
 	seq := r.tail
 	s := &r.slots[seq&r.mask]
 	s.cookie, s.length, s.op, s.signaled, s.busy = cookie, length, op, signaled, true
-	s.done, s.report, s.flushed, s.status, s.xfer, s.immed, s.srcQP = false, false, false, 0, 0, 0, 0
+	s.slotProgress = slotProgress{}
 	r.tail++
+	r.posted.add(op, length)
 	return seq
 }
 
-// reserveFlushed queues a DTO posted on a DISCONNECTED EP behind the DTOs
-// still outstanding, so that its flush is reported after theirs. It uses no
-// memory and holds no LMR. Caller holds mu and has checked full().
-func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
-	seq := r.reserve(cookie, 0, op, true)
+// reserveFlushed queues a DTO of length bytes posted on a DISCONNECTED EP
+// behind the DTOs still outstanding, so that its flush is reported after
+// theirs. It uses no memory and holds no LMR. Caller holds mu and has
+// checked full().
+func (r *fifoRing) reserveFlushed(cookie, length uint64, op DTOOp) {
+	seq := r.reserve(cookie, length, op, true)
 	s := &r.slots[seq&r.mask]
 	s.flushed, s.status = true, DTOErrFlushed
 }
@@ -288,7 +300,19 @@ func (r *fifoRing) reserveFlushed(cookie uint64, op DTOOp) {
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
 func (r *fifoRing) unreserve() {
 	r.tail--
+	s := &r.slots[r.tail&r.mask]
+	r.posted.sub(s.op, s.length)
 	r.release(int(r.tail & r.mask))
+}
+
+// inherit carries the counts of old, the ring this one replaces, over.
+func (r *fifoRing) inherit(old *fifoRing) *fifoRing {
+	if old != nil {
+		old.mu.Lock()
+		r.posted, r.received = old.posted, old.received
+		old.mu.Unlock()
+	}
+	return r
 }
 
 // release frees slot i, and the address handle of a UD send. Only busy
@@ -319,6 +343,9 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	}
 	s.done, s.report = true, s.op != dtoMarker
 	s.record(status, wc)
+	if status == DTOSuccess && s.isReceive() {
+		r.received.add(s.op, s.xfer)
+	}
 	r.dropAH(seq & r.mask)
 	for q := r.head; q != seq; q++ {
 		o := &r.slots[q&r.mask]
@@ -336,7 +363,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 // nil. A slot in [head, tail) is busy. Caller holds mu.
 func (r *fifoRing) usualHead(owner, seq uint32) *dtoSlot {
 	s := &r.slots[seq&r.mask]
-	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.ah != nil || s.op > DTOReceive {
+	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.op > DTOReceive {
 		return nil
 	}
 	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {

@@ -138,7 +138,7 @@ func TestFIFORingReadsBefore(t *testing.T) {
 		require.False(t, r.readsBefore(r.tail))
 	}
 	// A read flushed at post time never reached the hardware.
-	r.reserveFlushed(6, DTORDMARead)
+	r.reserveFlushed(6, 0, DTORDMARead)
 	require.False(t, r.readsBefore(r.tail))
 }
 

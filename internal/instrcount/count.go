@@ -214,8 +214,8 @@ var chargedToCaller = map[string]bool{
 // the post side.
 var (
 	completionPrefixes = []string{
-		"(*EVD).", "(*CQ).", "(*CompChannel).", "(*CNO).", "(*fifoRing).deliverHead", "(*fifoRing).release",
-		"(*fifoRing).next", "(*fifoRing).complete", "(*fifoRing).pop", "(*fifoRing).slotEventTo",
+		"(*EVD).", "(*CQ).", "(*CompChannel).", "(*CNO).", "(*fifoRing).usualHead", "(*fifoRing).popUsual",
+		"(*fifoRing).release", "(*fifoRing).next", "(*fifoRing).complete", "(*fifoRing).pop", "(*EP).slotEventTo",
 	}
 	completionWords = []string{"deliver", "Deliver", "Poll", "poll", "Wait", "wait", "Dequeue", "dequeue"}
 )

@@ -336,8 +336,8 @@ func (r *report) markdown() string {
 	}
 	p("\n\n")
 	p("The parts: the DAT post path is package udat's and cverbs's Go functions on the post side (`post.go`,\n")
-	p("the cookie ring's `reserve`, the LMR and EP lookups, `SendBatch`), the completion path theirs on the\n")
-	p("completion side (`evd.go`, `deliver`, `deliverHead`, `release`, `next`, `CQ.Poll`); the cgo crossing\n")
+	p("`post_fast.go`, `post_check.go`, the ring's `reserve`, the LMR and EP lookups, `SendBatch`), the completion\n")
+	p("path theirs on the completion side (`evd.go`, `complete.go`, the ring's `complete` and `next`, `CQ.Poll`); the cgo crossing\n")
 	p("is the runtime's `cgocall`, `asmcgocall`, `entersyscall`/`reentersyscall`, `exitsyscall` and what they\n")
 	p("call for it (`casgstatus`, `save`, and the share of `lock2`/`unlock2` that they take); the C shims are\n")
 	p("the functions of `cverbs/include/cverbs.h` and cgo's prologues; the provider librxe (and libibverbs);\n")
