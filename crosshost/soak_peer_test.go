@@ -247,8 +247,12 @@ func (p *soakPeer) fail(format string, args ...any) {
 func (p *soakPeer) logf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	line := time.Now().Format("15:04:05.000 ") + fmt.Sprintf(format, args...)
+	// At once too (B's log, printed when the soak fails): a killed
+	// process reports nothing at its end.
+	fmt.Println(line)
 	if len(p.log) < 200 {
-		p.log = append(p.log, time.Now().Format("15:04:05.000 ")+fmt.Sprintf(format, args...))
+		p.log = append(p.log, line)
 	}
 }
 
@@ -454,7 +458,7 @@ func (c *peerConn) open() error {
 		return err
 	}
 	attr := &udat.EPAttr{ServiceType: udat.ServiceTypeRC, MaxRecvDTOs: soakRecvs, MaxRequestDTOs: soakRecvs,
-		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: soakWindow, MaxRDMAReadOut: soakWindow}
+		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: soakWindow, MaxRDMAReadOut: soakWindow, ACKTimeout: soakACKTimeout}
 	if c.srq {
 		attr.MaxRecvDTOs = 0
 		c.ep, err = p.ia.CreateEPWithSRQ(p.pz, c.dto, c.dto, c.conn, p.srq, attr)

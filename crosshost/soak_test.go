@@ -86,10 +86,17 @@ const (
 // doing: the retransmission budget, the watchdog's, and rdma_cm's.
 func soakGrace() time.Duration { return 2*soakAttr().DeadPeerTimeout() + 15*time.Second }
 
+// soakAttr is A's EP attributes. The ACK timeout is 268 ms (16), not the
+// default 67 ms: with the default the budget, 0.47 s, is shorter than the
+// stalls of an emulated VM on a loaded host, and in a 10-minute run
+// connections broke now and then with no fault on (retries exceeded, the
+// device's counter agreeing), two at a time. With 16 the budget is 1.9 s.
 func soakAttr() *udat.EPAttr {
 	return &udat.EPAttr{ServiceType: udat.ServiceTypeRC, MaxRecvDTOs: soakRecvs, MaxRequestDTOs: soakWindow + 2,
-		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: soakWindow, MaxRDMAReadOut: soakWindow}
+		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: soakWindow, MaxRDMAReadOut: soakWindow, ACKTimeout: soakACKTimeout}
 }
+
+const soakACKTimeout = 16
 
 // soakBreak is a connection (or the UD path) noticing a fault.
 type soakBreak struct {
@@ -116,6 +123,9 @@ type soakFault struct {
 	rateBaseline  float64
 	restartedPeer time.Duration
 }
+
+// soakKinds are the kinds of DTO A posts, as its counts name them.
+var soakKinds = []string{"send", "send-imm", "write", "write-imm", "read", "faa", "cas", "recv", "ud send", "ud recv"}
 
 // soakSchedule spreads the faults over total, with a quiet tail.
 func soakSchedule(total time.Duration) []*soakFault {
@@ -195,13 +205,17 @@ func (r *soakRun) fail(format string, args ...any) {
 // faultOn reports whether a failure now is a fault's doing.
 func (r *soakRun) faultOn() bool { return r.faultAt(time.Now()) }
 
-// faultAt reports whether something that began at t is a fault's doing:
-// t falls between a fault's start and soakGrace after its end.
-func (r *soakRun) faultAt(t time.Time) bool {
+// faultAt reports whether something that happened at t is a fault's
+// doing: t falls between a fault's start and soakGrace after its end.
+func (r *soakRun) faultAt(t time.Time) bool { return r.faultDuring(t, t) }
+
+// faultDuring reports whether a fault was on (or in its grace) at some
+// time between from and to: a silence that began before a cut is the cut's.
+func (r *soakRun) faultDuring(from, to time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range r.faults {
-		if !f.start.IsZero() && !t.Before(f.start) && (f.end.IsZero() || t.Sub(f.end) < soakGrace()) {
+		if !f.start.IsZero() && !to.Before(f.start) && (f.end.IsZero() || from.Sub(f.end) < soakGrace()) {
 			return true
 		}
 	}
@@ -216,7 +230,7 @@ func (r *soakRun) brokeSince(t, cause time.Time, why string) {
 	r.mu.Lock()
 	r.breaks = append(r.breaks, soakBreak{t, cause, why})
 	r.mu.Unlock()
-	if !r.faultAt(cause) {
+	if !r.faultDuring(cause, t) {
 		r.fail("a connection broke with no fault on: %s", why)
 	}
 }
@@ -310,6 +324,17 @@ func TestSoak(t *testing.T) {
 	r.report(t, total, before, sample, after, peerResults, stopTook)
 	for _, e := range r.errs {
 		t.Errorf("rule broken: %s", e)
+	}
+	// Every DTO A posted completed (once: a second completion is a rule
+	// broken above).
+	for _, k := range soakKinds {
+		done := r.counts[k+" ok"] + r.counts[k+" flushed"]
+		for key, v := range r.counts {
+			if strings.HasPrefix(key, k+" DAT_") {
+				done += v
+			}
+		}
+		assert.Equal(t, r.counts[k+" posted"], done, "%s DTOs posted and completed", k)
 	}
 	for k, v := range res.Counts {
 		if k == "errors" && v > 0 {
@@ -812,7 +837,8 @@ func (c *soakConn) run(life time.Duration, stop <-chan struct{}) {
 		c.start(w)
 	}
 	deadline := time.Now().Add(life)
-	disconnected := false
+	disconnected, escalated := false, false
+	var disconnectedAt time.Time
 	bound := soakAttr().DeadPeerTimeout() + detectSlack + 10*time.Second
 	c.lastDone = time.Now()
 	for {
@@ -853,7 +879,7 @@ func (c *soakConn) run(life time.Duration, stop <-chan struct{}) {
 		}
 		if c.closing && !c.broken && busy == 0 && !disconnected {
 			// Every operation done: a graceful end.
-			disconnected = true
+			disconnected, disconnectedAt = true, time.Now()
 			if err := c.ep.Disconnect(udat.CloseGracefulFlag); err != nil {
 				r.fail("%s: disconnect: %v", c.name, err)
 			}
@@ -869,6 +895,20 @@ func (c *soakConn) run(life time.Duration, stop <-chan struct{}) {
 			c.setBrokenSince(fmt.Sprintf("replies overdue (%d, none in %v)", waiting, bound), time.Now(), c.lastDone)
 			r.count("conn given up (replies overdue)", 1)
 			c.ep.Disconnect(udat.CloseAbruptFlag)
+		}
+		// A graceful disconnect whose peer cannot be reached ends only
+		// when the connection manager gives up its request (minutes):
+		// the receives stay posted meanwhile (graceful_test.go). After
+		// the bound the worker, like an application, disconnects
+		// abruptly.
+		if disconnected && !escalated && c.event == 0 && time.Since(disconnectedAt) > bound {
+			escalated = true
+			r.count("graceful disconnects ended abruptly after the bound", 1)
+			if !r.faultDuring(disconnectedAt, time.Now()) {
+				r.fail("%s: a graceful disconnect with no fault on did not end in %v", c.name, bound)
+			}
+			c.ep.Disconnect(udat.CloseAbruptFlag)
+			c.lastDone = time.Now()
 		}
 		if (c.broken || disconnected) && time.Since(c.lastDone) > 2*bound && time.Since(c.brokeAt) > 2*bound {
 			r.fail("%s: %d DTOs (%v) and the connection event (%v) not in %v after the end", c.name, len(c.posted), c.postedKinds(), c.event, 2*bound)
@@ -1096,7 +1136,14 @@ func (r *soakRun) udSession(stop <-chan struct{}) bool {
 			// B went away, or its UD EP is another now: resolve again.
 			r.count("ud lost", len(awaiting))
 			r.count("ud given up (no echo in 3 s)", 1)
-			r.brokeSince(time.Now(), lastEcho, "ud: no echo in 3 s")
+			if r.faultDuring(lastEcho, time.Now()) {
+				r.brokeSince(time.Now(), lastEcho, "ud: no echo in 3 s")
+			} else {
+				// Datagrams may be lost; B's VM, emulated on a loaded
+				// host, stalls now and then (echoes 2 s late happen).
+				// Counted, not a broken rule.
+				r.count("ud silences with no fault on", 1)
+			}
 			return true
 		}
 		for len(free) > 0 && len(awaiting) < soakUDWindow {
@@ -1165,8 +1212,7 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 		total, time.Since(r.begin).Round(time.Second), soakRCWorkers, stopTook.Round(time.Millisecond))
 
 	fmt.Fprintln(tw, "A's DTOs\tposted\tok\tflushed\terror\tverified\t")
-	kinds := []string{"send", "send-imm", "write", "write-imm", "read", "faa", "cas", "recv", "ud send", "ud recv"}
-	for _, k := range kinds {
+	for _, k := range soakKinds {
 		posted, ok, fl := r.counts[k+" posted"], r.counts[k+" ok"], r.counts[k+" flushed"]
 		errs := 0
 		for key, v := range r.counts {
@@ -1207,11 +1253,12 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 		}
 	}
 	fmt.Fprintf(&b, ", B %d (B's processes that ended normally: %d of %d)\n", bsum["bytes verified"], countNormal(peer), len(peer))
-	fmt.Fprintf(&b, "connections: made %d (on B's SRQ %d), closed %d, broken %d, given up %d, connects failed %d\n",
-		r.counts["conn made"], r.counts["conn made on B's SRQ"], r.counts["conn closed"], r.counts["conn broken"],
-		r.counts["conn given up (replies overdue)"], r.counts["connect failed"])
-	fmt.Fprintf(&b, "UD: resolved %d, datagrams echoed and verified %d, lost %d, late echoes %d, given up %d\n",
-		r.counts["ud resolved"], r.counts["dgrams verified"], r.counts["ud lost"], r.counts["ud late echoes"], r.counts["ud given up (no echo in 3 s)"])
+	fmt.Fprintf(&b, "connections: made %d (on B's SRQ %d), closed %d (graceful ended abruptly %d), broken %d, given up %d, connects failed %d\n",
+		r.counts["conn made"], r.counts["conn made on B's SRQ"], r.counts["conn closed"], r.counts["graceful disconnects ended abruptly after the bound"],
+		r.counts["conn broken"], r.counts["conn given up (replies overdue)"], r.counts["connect failed"])
+	fmt.Fprintf(&b, "UD: resolved %d, datagrams echoed and verified %d, lost %d, late echoes %d, given up %d (%d with no fault on)\n",
+		r.counts["ud resolved"], r.counts["dgrams verified"], r.counts["ud lost"], r.counts["ud late echoes"],
+		r.counts["ud given up (no echo in 3 s)"], r.counts["ud silences with no fault on"])
 	var bk []string
 	for k := range bsum {
 		bk = append(bk, k)
@@ -1238,7 +1285,13 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 		noticed, n := "-", 0
 		var first soakBreak
 		for _, br := range r.breaks {
-			if !br.cause.Before(f.start) && br.cause.Before(next) {
+			// A silence that began just before a fault (the last
+			// completion before the cut) is that fault's.
+			c := br.cause
+			if c.Before(br.at) {
+				c = c.Add(time.Second)
+			}
+			if !c.Before(f.start) && c.Before(next) {
 				if n == 0 || br.at.Before(first.at) {
 					first = br
 				}
