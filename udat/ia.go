@@ -715,6 +715,24 @@ func eventLoop[T any](ctx context.Context, wg *sync.WaitGroup, next func(context
 	}
 }
 
+// handleAsync turns an asynchronous event of the device into what OFA DAPL
+// 2.1 (openib_common) makes of it, where C is sound:
+//
+//   - a QP's fatal, request or access error, or its send queue drained:
+//     DAT_ASYNC_ERROR_EP_BROKEN for its EP, whose connection breaks;
+//   - the last receive of an SRQ-attached QP in the error state: the same,
+//     once per connection;
+//   - a CQ error: DAT_ASYNC_ERROR_EVD_OVERFLOW for its EVD;
+//   - the device's fatal error, and an error, LID, P_Key or SM change of
+//     the IA's port: DAT_ASYNC_ERROR_IA_CATASTROPHIC;
+//   - an SRQ's limit: its low watermark event (dat_srq_set_lw), and an SRQ
+//     error DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR (C hands SRQ events to
+//     its QP handler, which reads the SRQ as a QP);
+//   - path migration, a port that became active, communication established,
+//     client reregistration, a GID change, a WQ error: nothing (C posts an
+//     event number it never sets for the first three, and ignores the rest).
+//
+// The IA's counters count them as C does.
 func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 	switch ev.Type {
 	case cverbs.EventSRQLimitReached:
@@ -742,7 +760,7 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
 			ep.markBroken()
 		}
-	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr:
+	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr, cverbs.EventSQDrained:
 		ia.count(IACounterAsyncQPError)
 		if ep := ia.lookupEP(ev.QPNum); ep != nil {
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
@@ -753,10 +771,19 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 		ia.count(IACounterAsyncCQError)
 		ia.postAsync(Event{Number: EventAsyncErrorEVDOverflow,
 			Async: AsyncErrorData{Handle: ia.evdOfCQ(ev.CQ), Reason: EVDOverflowError}})
+	case cverbs.EventPortErr, cverbs.EventLIDChange, cverbs.EventPKeyChange, cverbs.EventSMChange:
+		if ev.Port != ia.port {
+			return // another port's: not this IA's
+		}
+		fallthrough
 	case cverbs.EventDeviceFatal:
 		ia.count(IACounterAsyncError)
 		ia.postAsync(Event{Number: EventAsyncErrorIACatastrophic,
 			Async: AsyncErrorData{Handle: ia, Reason: IACatastrophicError}})
+	case cverbs.EventPathMig, cverbs.EventPathMigErr, cverbs.EventPortActive:
+		if ev.Port == ia.port || ev.Type != cverbs.EventPortActive {
+			ia.count(IACounterAsyncError) // C counts them, and posts nothing sound
+		}
 	}
 }
 
