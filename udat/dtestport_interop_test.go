@@ -252,3 +252,113 @@ func TestDtestsrqWithC(t *testing.T) {
 		})
 	}
 }
+
+// dtestcmConnsEnv sets TestDtestcmWithC's connection count (default 100,
+// bursts of 100 as the issue's table; 1000 for the report).
+const dtestcmConnsEnv = "UDAPL_DTESTCM_CONNS"
+
+// TestDtestcmWithC runs dtestcm's RC protocol in the four combinations of
+// C and Go server and client, with dat_evd_wait (-w) and polling, checks
+// each (private data both ways, every connection established and
+// disconnected, every EP freed) and prints the client's connections per
+// second for each as one table (all measured in this one run: compare
+// only within it).
+func TestDtestcmWithC(t *testing.T) {
+	dev := devtest.Require(t)
+	bin := dtProgram(t, "dtestcm")
+	addr := dtAddr(t, dev)
+	conns := 100
+	if v := os.Getenv(dtestcmConnsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, dtestcmConnsEnv)
+		conns = n
+	}
+	port := 47000 + os.Getpid()%1000
+	// dtestcm's server frees its EPs slowly (C: 50 ms each under load).
+	finishWait := dtFinishWait + time.Duration(conns)*200*time.Millisecond
+	defer func(d time.Duration) { dtestport.RunLimit = d }(dtestport.RunLimit)
+	dtestport.RunLimit = 2*time.Minute + 2*finishWait
+	type row struct{ cc, cgo, goc, gogo float64 }
+	rates := map[bool]*row{true: {}, false: {}}
+	for _, wait := range []bool{true, false} {
+		mode := "Poll"
+		if wait {
+			mode = "Wait"
+		}
+		r := rates[wait]
+		next := func() dtestport.DtestcmOpts {
+			port++
+			return dtestport.DtestcmOpts{Conns: conns, Burst: 100, Port: udat.ConnQual(port), Wait: wait}
+		}
+		cargs := func(o dtestport.DtestcmOpts, more ...string) []string {
+			a := append(more, "-P", dtestport.Provider, "-p", strconv.Itoa(int(o.Port)), "-c", strconv.Itoa(o.Conns), "-b", strconv.Itoa(o.Burst))
+			if o.Wait {
+				a = append(a, "-w")
+			}
+			return a
+		}
+		cps := func(t *testing.T, c *dtestport.Proc, conns int) float64 {
+			t.Helper()
+			v, err := dtestport.ParseCPS(c.Output(), conns)
+			require.NoError(t, err, c.Output())
+			return v
+		}
+		t.Run("CServerCClient"+mode, func(t *testing.T) {
+			o := next()
+			s := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-s")...)
+			require.NoError(t, s.WaitOutput("Conn server waiting for client", 60*time.Second))
+			c := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
+			require.NoError(t, c.Finish(finishWait))
+			require.NoError(t, s.Finish(finishWait))
+			dtLines(t, s, `ALL \d+ CONNECTED on Server!`)
+			r.cc = cps(t, c, o.Conns)
+		})
+		t.Run("CServerGoClient"+mode, func(t *testing.T) {
+			o := next()
+			c := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-s")...)
+			v, err := dtestport.DtestcmClient(c.Failed(), dev, addr, o, t.Logf)
+			require.NoError(t, err)
+			require.NoError(t, c.Finish(finishWait))
+			dtLines(t, c, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Server!`)
+			r.cgo = v
+		})
+		t.Run("GoServerCClient"+mode, func(t *testing.T) {
+			o := next()
+			c := dtGoServer(t, func(ctx context.Context, ready func()) error {
+				return dtestport.DtestcmServer(ctx, dev, o, t.Logf, ready)
+			}, func() *dtestport.Proc {
+				return dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
+			})
+			require.NoError(t, c.Finish(finishWait))
+			dtLines(t, c, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
+			r.goc = cps(t, c, o.Conns)
+		})
+		t.Run("GoServerGoClient"+mode, func(t *testing.T) {
+			o := next()
+			ctx, cancel := context.WithTimeout(context.Background(), dtestport.RunLimit)
+			defer cancel()
+			ready := make(chan struct{})
+			var g errgroup.Group
+			g.Go(func() error {
+				return dtestport.DtestcmServer(ctx, dev, o, t.Logf, func() { close(ready) })
+			})
+			g.Go(func() (err error) {
+				select {
+				case <-ready:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				r.gogo, err = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
+				return err
+			})
+			require.NoError(t, g.Wait())
+		})
+	}
+	t.Logf("dtestcm -c %d -b 100 (RC, connections per second, this run):\n"+
+		"| mode | C server, C client | C server, Go client | Go server, C client | Go, Go |\n"+
+		"|---|---:|---:|---:|---:|\n"+
+		"| dat_evd_wait (-w) | %.0f | %.0f | %.0f | %.0f |\n"+
+		"| polling | %.0f | %.0f | %.0f | %.0f |",
+		conns, rates[true].cc, rates[true].cgo, rates[true].goc, rates[true].gogo,
+		rates[false].cc, rates[false].cgo, rates[false].goc, rates[false].gogo)
+}
