@@ -280,7 +280,9 @@ func soakPeerMain(portArg string) int {
 	go func() {
 		if pollFile(ctx, soakPeerDieFile()) == nil {
 			os.Remove(soakPeerDieFile())
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			if self, err := os.FindProcess(os.Getpid()); err == nil {
+				self.Kill() // SIGKILL, as a crash would end it
+			}
 		}
 	}()
 	p := &soakPeer{srqLive: map[uint64]bool{}, counts: map[string]int{}}
