@@ -235,6 +235,12 @@ func (p *soakPeer) count(k string, n int) {
 	p.mu.Unlock()
 }
 
+func (p *soakPeer) max(k string, v int) {
+	p.mu.Lock()
+	p.counts[k] = max(p.counts[k], v)
+	p.mu.Unlock()
+}
+
 func (p *soakPeer) fail(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -396,8 +402,9 @@ type peerConn struct {
 	// COMPLETION_PENDING (the connection manager's ESTABLISHED comes
 	// after A's first messages), when a send is refused: the answers wait
 	// for the event.
-	established bool
-	deferred    [][2]int // off, n
+	established   bool
+	deferred      [][2]int // off, n
+	deferredSince time.Time
 }
 
 func (p *soakPeer) accept(ctx context.Context, cr *udat.CR, wg *sync.WaitGroup) {
@@ -509,6 +516,9 @@ func (c *peerConn) send(off, n int) error {
 	}
 	c.p.count(fmt.Sprintf("send refused: %v", udat.CodeOf(err)), 1)
 	if !c.established && udat.CodeOf(err).Subtype() == udat.InvalidStateEPComplPending {
+		if len(c.deferred) == 0 {
+			c.deferredSince = time.Now()
+		}
 		c.deferred = append(c.deferred, [2]int{off, n})
 		return nil
 	}
@@ -533,6 +543,7 @@ func (c *peerConn) serve(ctx context.Context) {
 				c.established = true
 				if len(c.deferred) > 0 {
 					p.count("answers deferred to ESTABLISHED", len(c.deferred))
+					p.max("answers deferred: longest wait ms", int(time.Since(c.deferredSince).Milliseconds()))
 				}
 				for _, d := range c.deferred {
 					if c.send(d[0], d[1]) != nil {
@@ -647,6 +658,10 @@ func (c *peerConn) complete(ev udat.Event) bool {
 func (c *peerConn) drain(d time.Duration) {
 	if c.ep == nil {
 		return
+	}
+	if len(c.deferred) > 0 {
+		c.p.count("answers deferred, never sent (no ESTABLISHED)", len(c.deferred))
+		c.p.logf("conn %#x: ends with %d answers waiting %v for ESTABLISHED", c.key, len(c.deferred), time.Since(c.deferredSince).Round(time.Millisecond))
 	}
 	for _, d := range c.deferred {
 		if d[0] >= soakSRQArea {

@@ -911,6 +911,17 @@ func (c *soakConn) run(life time.Duration, stop <-chan struct{}) {
 			c.lastDone = time.Now()
 		}
 		if (c.broken || disconnected) && time.Since(c.lastDone) > 2*bound && time.Since(c.brokeAt) > 2*bound {
+			// Every DTO has completed but the connection event has
+			// not come: a disconnect whose peer cannot be reached ends
+			// when the connection manager gives up its request, about
+			// 70 s later (graceful_test.go). While a fault is on the
+			// worker frees the EP without the event, as an
+			// application may (the resource counts at the end check
+			// that nothing stays behind).
+			if len(c.posted) == 0 && r.faultDuring(c.lastDone, time.Now()) {
+				r.count("EP freed before its connection event (peer unreachable)", 1)
+				return
+			}
 			r.fail("%s: %d DTOs (%v) and the connection event (%v) not in %v after the end", c.name, len(c.posted), c.postedKinds(), c.event, 2*bound)
 			c.ep.Disconnect(udat.CloseAbruptFlag)
 			c.drainRecvsQuiet()
@@ -1249,13 +1260,17 @@ func (r *soakRun) report(t *testing.T, total time.Duration, before map[string]in
 	bsum := map[string]int{}
 	for _, p := range peer {
 		for k, v := range p.Counts {
-			bsum[k] += v
+			if strings.Contains(k, "longest") {
+				bsum[k] = max(bsum[k], v)
+			} else {
+				bsum[k] += v
+			}
 		}
 	}
 	fmt.Fprintf(&b, ", B %d (B's processes that ended normally: %d of %d)\n", bsum["bytes verified"], countNormal(peer), len(peer))
-	fmt.Fprintf(&b, "connections: made %d (on B's SRQ %d), closed %d (graceful ended abruptly %d), broken %d, given up %d, connects failed %d\n",
+	fmt.Fprintf(&b, "connections: made %d (on B's SRQ %d), closed %d (graceful ended abruptly %d), broken %d, given up %d, freed before the event %d, connects failed %d\n",
 		r.counts["conn made"], r.counts["conn made on B's SRQ"], r.counts["conn closed"], r.counts["graceful disconnects ended abruptly after the bound"],
-		r.counts["conn broken"], r.counts["conn given up (replies overdue)"], r.counts["connect failed"])
+		r.counts["conn broken"], r.counts["conn given up (replies overdue)"], r.counts["EP freed before its connection event (peer unreachable)"], r.counts["connect failed"])
 	fmt.Fprintf(&b, "UD: resolved %d, datagrams echoed and verified %d, lost %d, late echoes %d, given up %d (%d with no fault on)\n",
 		r.counts["ud resolved"], r.counts["dgrams verified"], r.counts["ud lost"], r.counts["ud late echoes"],
 		r.counts["ud given up (no echo in 3 s)"], r.counts["ud silences with no fault on"])

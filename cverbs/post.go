@@ -200,7 +200,8 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 // signalled or not, with no immediate data and no address handle: the
 // usual work request, written and posted under one lock with one
 // ibv_post_send, without a batch. Any other operation, a UD QP or a QP
-// without a send queue gives EINVAL; a closed QP ErrClosed.
+// without a send queue gives EINVAL; a closed QP ErrClosed. A WR the
+// provider queued although its doorbell failed is posted (see Post).
 func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
 	const name = "ibv_post_send"
 	q := &qp.sq
@@ -244,7 +245,9 @@ func (q *sendQueue) place(i int, op SendOp, sgl []SGE) bool {
 
 // Post posts work requests 0 to n-1 with one ibv_post_send and gives the
 // send queue back. It returns how many were posted; when ibv_post_send
-// fails, that is the index of the bad WR and err wraps the errno.
+// fails, that is the index of the bad WR and err wraps the errno. WRs the
+// provider queued although its doorbell failed (soft-iWARP, on a QP that
+// left RTS: cverbs_queued_all in cverbs.h) are posted: they complete.
 func (b SendBatch) Post(n int) (int, error) {
 	const op = "ibv_post_send"
 	qp, q := b.qp, &b.qp.sq

@@ -54,6 +54,23 @@ struct cverbs_post_result {
 };
 
 /*
+ * cverbs_queued_all is how many of n WRs a failed ibv_post_send that named
+ * no bad WR has queued. The verbs return a positive errno and point bad_wr
+ * at the first WR not queued. libsiw (soft-iWARP) writes the WRs into the
+ * send queue it shares with the kernel, then rings the kernel's doorbell
+ * with a write(2); when that write fails (the QP left RTS: ENOTCONN) it
+ * returns write's -1 and leaves bad_wr NULL, with every WR queued: the
+ * kernel takes them the next time it looks at the queue (after the WR
+ * before them, or at the flush of the QP's error state). A negative return
+ * without a bad WR therefore means all n were posted; any other failure
+ * without one, none.
+ */
+static inline int cverbs_queued_all(int rc, int n)
+{
+	return rc < 0 ? n : 0;
+}
+
+/*
  * cverbs_post_send builds the first n WRs of wrs from the descriptors, with
  * the SGEs of WR i at sges[i*max_sge], links them and posts the chain with
  * one ibv_post_send.
@@ -102,7 +119,9 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t descp, uintptr_t sgesp
 	}
 	res.rc = ibv_post_send(qp, wrs, &bad);
 	if (res.rc != 0)
-		res.bad = bad ? (int)(bad - wrs) : 0;
+		res.bad = bad ? (int)(bad - wrs) : cverbs_queued_all(res.rc, n);
+	if (res.rc != 0 && res.bad == n)
+		res.rc = 0;
 	return res;
 }
 
@@ -135,8 +154,11 @@ _Static_assert(offsetof(struct ibv_send_wr, wr.rdma.remote_addr) == offsetof(str
 static inline int cverbs_post_send_one(uintptr_t qpp, uintptr_t one)
 {
 	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send((struct ibv_qp *)qpp, &((struct cverbs_one_wr *)one)->wr, &bad);
 
-	return ibv_post_send((struct ibv_qp *)qpp, &((struct cverbs_one_wr *)one)->wr, &bad);
+	if (rc != 0 && !bad && cverbs_queued_all(rc, 1) == 1)
+		return 0; /* queued: see cverbs_queued_all */
+	return rc;
 }
 
 /*
