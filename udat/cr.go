@@ -89,8 +89,9 @@ func (cr *CR) doneLocked() {
 // with PSPProviderFlag, ep is nil or the EP the PSP created, which must have
 // a PZ and a connect EVD by then (see EP.Modify). The EP is CONNECTED when
 // EventConnectionEstablished arrives on its connect EVD;
-// EventConnectionAcceptCompletionError reports a failure. The CR is
-// destroyed.
+// EventConnectionAcceptCompletionError reports a failure, also one of the
+// accept itself (the requester gave up, say), for which Accept returns nil
+// and the EP is DISCONNECTED. The CR is destroyed.
 func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	const op = "dat_cr_accept"
 	if err := cr.check(op); err != nil {
@@ -145,10 +146,14 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	ep.setState(EPStateCompletionPending)
 	cr.ep = ep
 	cr.doneLocked()
-	fail := func(err error) error {
+	// Past this point a failure is reported once, by the event, and the
+	// call succeeds: the peer may have given up on its request already
+	// (rdma_accept then fails with EINVAL), which the C reference
+	// reports the same way.
+	fail := func(error) error {
 		id.Reject(nil)
 		ep.failLocked(EventConnectionAcceptCompletionError, nil)
-		return verbsErr(op, err, InternalError)
+		return nil
 	}
 	if err := id.SetACKTimeout(uint8(ep.attr.ACKTimeout)); err != nil {
 		return fail(err)
