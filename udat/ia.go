@@ -758,7 +758,12 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 			ia.count(IACounterAsyncQPError)
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
-			ep.markBroken()
+			// A disconnect the Consumer asked for flushed the QP: its
+			// end is DISCONNECTED, from the connection manager (or
+			// Disconnect's own deadline), as in C, not BROKEN.
+			if ep.getState() != EPStateDisconnectPending {
+				ep.markBroken()
+			}
 		}
 	case cverbs.EventQPFatal, cverbs.EventQPReqErr, cverbs.EventQPAccessErr, cverbs.EventSQDrained:
 		ia.count(IACounterAsyncQPError)
