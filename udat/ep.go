@@ -44,8 +44,8 @@ type EPAttr struct {
 	// RetryCount (1-7, 0: DefaultRetryCount) is how many times in a row
 	// the EP resends an unacknowledged packet before it reports the
 	// connection broken. The active side's count is sent in the connection
-	// request and used by both sides; the passive EP's is ignored.
-	// Soft-RoCE treats 7 as "forever". See DeadPeerTimeout.
+	// request and used by both sides; the passive EP's only bounds its
+	// StallTimeout. Soft-RoCE treats 7 as "forever". See DeadPeerTimeout.
 	RetryCount int
 	// ACKTimeout (1-31, 0: DefaultACKTimeout) is the exponent of the local
 	// ACK timeout, 4.096 us * 2^ACKTimeout (ACKTimeoutDuration): how long
@@ -59,8 +59,8 @@ type EPAttr struct {
 	// rest are flushed and EventConnectionBroken follows. Each 4 KiB the
 	// next completion waits for adds one ACK timeout. 0 is twice the
 	// device's own limit (DeadPeerTimeout, from the retry count the
-	// connection really uses), at least 1 s, and no watch at all with a
-	// retry count of 7; negative: no watch.
+	// connection really uses, or the EP's own if lower), at least 1 s, and
+	// no watch at all when both are 7; negative: no watch.
 	StallTimeout time.Duration
 }
 

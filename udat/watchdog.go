@@ -22,12 +22,14 @@ import (
 // The watchdog gives the device the first word: its budget is twice the
 // time after which the device itself reports a dead peer. It does not watch
 // what may legitimately wait for ever: an EP whose retry count is 7 (on
-// Soft-RoCE: never give up), and a queue whose next completion waits on a
-// send (or an RDMA write with immediate data), which the peer holds back,
-// without limit, until it posts a receive. A long DTO takes long to
-// complete, so each 4 KiB the next completion waits for adds one ACK
-// timeout (on an emulated link at 10 % loss a 4 KiB write took about a
-// third of that).
+// Soft-RoCE: never give up) by its own EPAttr.RetryCount and by the
+// connection's (on the passive side the peer's: a peer that asks for 7 does
+// not switch the watch off, crosshost/TestHostileStopsAnswering), and a
+// queue whose next completion waits on a send (or an RDMA write with
+// immediate data), which the peer holds back, without limit, until it posts
+// a receive. A long DTO takes long to complete, so each 4 KiB the next
+// completion waits for adds one ACK timeout (on an emulated link at 10 %
+// loss a 4 KiB write took about a third of that).
 const (
 	watchTick       = 100 * time.Millisecond
 	minStallTimeout = time.Second // what a busy VM may delay a retransmit timer by
@@ -61,10 +63,14 @@ func (ep *EP) armWatch() {
 	ack := ACKTimeoutDuration(rts.Timeout)
 	budget := ep.attr.StallTimeout
 	if budget == 0 {
-		if rts.RetryCnt >= maxRetryCount {
+		// On the passive side the count is the peer's: a peer that asks
+		// for 7 must not make our DTOs wait for ever unless our
+		// Consumer asked for that too, so the lower count sets the budget.
+		retry := min(rts.RetryCnt, ep.attr.RetryCount)
+		if retry >= maxRetryCount {
 			return
 		}
-		budget = max(2*time.Duration(rts.RetryCnt+1)*ack, minStallTimeout)
+		budget = max(2*time.Duration(retry+1)*ack, minStallTimeout)
 	}
 	w.ackTimeout.Store(int64(ack))
 	w.budget.Store(int64(budget))

@@ -74,8 +74,8 @@ func TestWatchdogSparesSendWaitingForReceive(t *testing.T) {
 }
 
 // The budget follows the retry count and ACK timeout the connection really
-// uses: the passive side takes the active side's retry count, and a retry
-// count of 7 (never give up) turns the watch off.
+// uses: the passive side takes the active side's retry count, unless its own
+// is lower, and a retry count of 7 (never give up) turns the watch off.
 func TestWatchdogBudget(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -85,7 +85,10 @@ func TestWatchdogBudget(t *testing.T) {
 		{"defaults", EPAttr{}, EPAttr{}, minStallTimeout, minStallTimeout},
 		{"longer ACK timeout", EPAttr{ACKTimeout: 16}, EPAttr{},
 			2 * 7 * ACKTimeoutDuration(16), minStallTimeout},
-		{"retry count 7 on the active side", EPAttr{RetryCount: 7}, EPAttr{RetryCount: 2}, 0, 0},
+		// The passive side's own count bounds its budget: a peer's 7
+		// does not turn its watch off.
+		{"retry count 7 on the active side", EPAttr{RetryCount: 7}, EPAttr{RetryCount: 2}, 0, minStallTimeout},
+		{"retry count 7 on both sides", EPAttr{RetryCount: 7}, EPAttr{RetryCount: 7}, 0, 0},
 		{"retry count 7 on the passive side", EPAttr{RetryCount: 2}, EPAttr{RetryCount: 7},
 			minStallTimeout, minStallTimeout},
 		{"explicit", EPAttr{RetryCount: 7, StallTimeout: 5 * time.Second}, EPAttr{StallTimeout: -1},
