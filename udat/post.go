@@ -86,7 +86,8 @@ func (ep *EP) postOne(req *Request) error {
 // the ones before the first that fails its checks, with one provider call.
 // The work requests are built in place, in the QP's C arrays (a
 // cverbs.SendBatch): the checks write the segments straight there. It
-// returns how many it posted.
+// returns how many it posted: fewer, with no error, when a read that takes
+// a fence write of its own (IA.fencesReads) has to start the next batch.
 func (ep *EP) postRequests(reqs []Request) (int, error) {
 	r := ep.sq
 	r.mu.Lock()
@@ -103,6 +104,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	}
 	inPlace := !flushAtPost && berr == nil
 	k := 0
+	extra := 0 // 1: work request 0 is a read's fence write (IA.fencesReads)
 	var err error
 	for ; k < len(reqs); k++ {
 		req := &reqs[k]
@@ -132,22 +134,55 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			continue
 		}
 		signaled := req.Flags&(CompletionSuppress|CompletionUnsignalled) == 0
-		seq := r.reserve(req.Cookie, total, req.Op, signaled)
+		// A read the device may complete after later requests is
+		// signalled all the same, its success quiet (IA.completesInOrder).
+		quiet := !signaled && req.Op == DTORDMARead && !ep.ia.completesInOrder()
+		// A fenced read the device cannot fence (IA.fencesReads) goes
+		// behind a fenced zero-length RDMA write, the two alone in their
+		// batch: work requests 0 and 1.
+		if req.Flags&CompletionBarrierFence != 0 && req.Op == DTORDMARead && berr == nil &&
+			!ep.ia.fencesReads() && r.readsBefore(r.tail) {
+			if k > 0 {
+				break // the next batch
+			}
+			if r.outstanding()+2 > r.limit {
+				err = newError(o.name, InsufficientResources)
+				break
+			}
+			extra = 1
+			r.reserve(0, 0, dtoMarker, false)
+		}
+		seq := r.reserve(req.Cookie, total, req.Op, signaled || quiet)
+		r.slots[seq&r.mask].quiet = quiet
 		if anyDead(r.lmrv) {
-			r.unreserve()
+			for ; extra >= 0; extra-- {
+				r.unreserve()
+			}
+			extra = 0
 			err = newError(o.name, PrivilegesViolation)
 			break
 		}
 		if berr != nil {
 			continue // checked and reserved; unreserved below
 		}
-		fence := req.Flags&CompletionBarrierFence != 0 && r.readsBefore(seq)
+		fence := req.Flags&CompletionBarrierFence != 0 && extra == 0 && r.readsBefore(seq)
 		if o.plain {
 			// Sends, RDMA writes and reads: straight into the descriptor.
-			if serr := b.SetOne(k, makeWRID(r.owner, wrKindSend, seq), req.verb(o), ep.sendFlags(req, o, total, signaled, fence),
+			if serr := b.SetOne(k+extra, makeWRID(r.owner, wrKindSend, seq), req.verb(o), ep.sendFlags(req, o, total, signaled || quiet, fence),
 				sge, req.Remote.VirtualAddress, req.Remote.RMRContext, daplImmed(req.Immed)); serr != nil {
-				r.unreserve()
+				for ; extra >= 0; extra-- {
+					r.unreserve()
+				}
+				extra = 0
 				err = verbsErr(o.name, serr, InsufficientResources)
+				break
+			}
+			if extra > 0 {
+				// The fence write: to the read's remote buffer (a peer
+				// takes no data from it: siw_proc_write returns at once).
+				b.SetOne(0, makeWRID(r.owner, wrKindSend, seq-1), cverbs.OpRDMAWrite, cverbs.SendFence,
+					nil, req.Remote.VirtualAddress, req.Remote.RMRContext, 0)
+				k++
 				break
 			}
 			continue
@@ -193,12 +228,13 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		r.mu.Unlock()
 		return 0, err
 	}
-	n, perr := b.Post(k)
-	if perr != nil || n != k {
-		for i := n; i < k; i++ {
+	n, perr := b.Post(k + extra)
+	if perr != nil || n != k+extra {
+		for i := n; i < k+extra; i++ {
 			r.unreserve()
 		}
 		r.mu.Unlock()
+		n = max(n-extra, 0) // a fence write posted alone stays: a marker
 		return n, verbsErr(requestName(reqs[n].Op), perr, InsufficientResources)
 	}
 	r.mu.Unlock()

@@ -21,6 +21,9 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	if ep == nil || !ep.made || len(iov) != 1 || flags&^CompletionSuppress != 0 || ep.ud != nil {
 		return false
 	}
+	if flags != CompletionDefault && op == DTORDMARead && !ep.ia.completesInOrder() {
+		return false // a quiet read (postRequests)
+	}
 	t := &iov[0]
 	n := t.SegmentLength
 	o := &requestOps[op]

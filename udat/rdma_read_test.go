@@ -8,6 +8,7 @@ package udat
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
@@ -239,8 +240,29 @@ func TestPostRDMAReadProtectionViolation(t *testing.T) {
 	require.NoError(t, c.ep.PostRDMARead([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2, foreign.RMRTriplet(0, 8), CompletionDefault))
 	d := waitDTO(t, c.req)
 	require.Equal(t, uint64(2), d.Cookie)
+	if onSIW(p.ia) {
+		siwRemoteAccessError(t, c, d)
+		return
+	}
 	require.Equal(t, DTOErrRemoteAccess, d.Status)
 	require.Equal(t, EventConnectionBroken, waitEvent(t, c.conn).Number)
+}
+
+// siwRemoteAccessError checks what soft-iWARP makes of an RDMA read the
+// peer refuses: the peer's siw sends a TERMINATE and closes the stream;
+// the reader's siw takes the TERMINATE without completing the read with
+// its cause (siw_proc_terminate only logs it) and closes its side, which
+// flushes the read, and the connection manager reports the end of the
+// connection. So the read is flushed, never a remote access error.
+func siwRemoteAccessError(t *testing.T, c side, d DTOCompletionData) {
+	t.Helper()
+	require.Equal(t, DTOErrFlushed, d.Status, "siw: the read is flushed, its cause not reported")
+	ev := waitEvent(t, c.conn).Number
+	t.Logf("siw: the connection ends with %v", ev)
+	require.Contains(t, []EventNumber{EventConnectionDisconnected, EventConnectionBroken}, ev)
+	st, _, _, err := c.ep.GetStatus()
+	require.NoError(t, err)
+	require.Equal(t, EPStateDisconnected, st)
 }
 
 // "DAT_PRIVILEGES_VIOLATION Privileges violation for local or remote memory
@@ -260,6 +282,16 @@ func TestPostRDMAReadPrivilegesViolation(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.ep.PostRDMARead([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2, noRemote.RMRTriplet(0, 8), CompletionDefault))
 	d := waitDTO(t, c.req)
+	if onSIW(p.ia) {
+		// Soft-iWARP (Linux 6.1) serves an RDMA read without looking at
+		// the source's remote read right: siw_qp_sq_process checks a read
+		// response's memory with no permission at all
+		// (siw_check_sgl_tx(pd, wqe, 0)). The read succeeds; nothing on
+		// the reader's side can tell. migrating-from-c.md, On iWARP.
+		require.Equal(t, DTOSuccess, d.Status, "siw does not check the remote read right")
+		requireEmpty(t, c.conn)
+		return
+	}
 	require.Equal(t, DTOErrRemoteAccess, d.Status)
 	require.Equal(t, EventConnectionBroken, waitEvent(t, c.conn).Number)
 	st, _, _, err := c.ep.GetStatus()
@@ -379,5 +411,45 @@ func TestRDMAReadIOVBoundedByMaxSGERd(t *testing.T) {
 	require.Equal(t, DTOCompletionData{EP: c.ep, Cookie: 2, Status: DTOSuccess, TransferredLength: uint64(8 * k), Op: DTORDMARead}, waitDTO(t, c.req))
 	for i := range k {
 		require.Equal(t, bytes.Repeat([]byte{0x5a}, 8), c.lmr.Bytes()[i*64:i*64+8], "segment %d is written", i)
+	}
+}
+
+// A suppressed RDMA read is done once a DTO posted after it completes: its
+// buffer holds the data then, as the completion order of the request queue
+// promises. Soft-iWARP completes an RDMA write as soon as it has left, while
+// the read before it still waits for its response (IA.completesInOrder):
+// udat asks the device for the read's completion and reports only the
+// later one. The event is taken the moment it is there, and the end of the
+// buffer, which the read writes last, checked first.
+func TestPostRDMAReadSuppressedDoneBeforeLaterCompletion(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c, s := p.client, p.server
+	const size = 4 << 20
+	src, err := p.ia.AllocLMR(p.pz, size, MemPrivAll)
+	require.NoError(t, err)
+	dst, err := p.ia.AllocLMR(p.pz, size, MemPrivAll)
+	require.NoError(t, err)
+	for round := range 3 {
+		for i := range src.Bytes() {
+			src.Bytes()[i] = byte(i*7+round) | 1
+		}
+		clear(dst.Bytes())
+		require.NoError(t, c.ep.PostRDMARead([]LMRTriplet{dst.Triplet(0, size)}, 1, src.RMRTriplet(0, size), CompletionSuppress))
+		require.NoError(t, c.ep.PostRDMAWrite(nil, 2, s.lmr.RMRTriplet(0, 0), CompletionDefault))
+		deadline := time.Now().Add(20 * time.Second)
+		var ev Event
+		for {
+			if ev, err = c.req.Dequeue(); err == nil {
+				break
+			}
+			require.ErrorIs(t, err, ErrQueueEmpty)
+			require.True(t, time.Now().Before(deadline), "no completion")
+		}
+		tail := bytes.Equal(src.Bytes()[size-4096:], dst.Bytes()[size-4096:])
+		require.Equal(t, uint64(2), ev.DTO.Cookie, "the suppressed read reports nothing")
+		require.Equal(t, DTOSuccess, ev.DTO.Status)
+		require.True(t, tail, "round %d: the end of the read's data is there when the write after it completes", round)
+		require.True(t, bytes.Equal(src.Bytes(), dst.Bytes()), "round %d: the read's data is there", round)
+		requireEmpty(t, c.req)
 	}
 }

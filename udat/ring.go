@@ -51,7 +51,11 @@ type dtoSlot struct {
 	length   uint64 // bytes posted (reported for sends and RDMA writes)
 	op       DTOOp
 	signaled bool // the hardware will produce a completion for it
-	busy     bool // posted and not yet completed
+	// quiet: signalled to the device only so that the library learns when
+	// it is done (IA.completesInOrder); its success reports nothing, as
+	// the Consumer's suppressed or unsignalled flag asked.
+	quiet bool
+	busy  bool // posted and not yet completed
 	slotProgress
 	rmr *RMR // for memory window binds
 	ah  *AH  // the address handle of a UD send
@@ -280,7 +284,7 @@ func (op DTOOp) waitedByFence() bool {
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint32 {
 	seq := r.tail
 	s := &r.slots[seq&r.mask]
-	s.cookie, s.length, s.op, s.signaled, s.busy = cookie, length, op, signaled, true
+	s.cookie, s.length, s.op, s.signaled, s.busy, s.quiet = cookie, length, op, signaled, true, false
 	s.slotProgress = slotProgress{}
 	r.tail++
 	r.posted.add(op, length)
@@ -341,7 +345,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if status == DTOErrFlushed && r.stalled {
 		status, r.stalled = DTOErrTransport, false
 	}
-	s.done, s.report = true, s.op != dtoMarker
+	s.done, s.report = true, s.op != dtoMarker && !(s.quiet && status == DTOSuccess)
 	s.record(status, wc)
 	if status == DTOSuccess && s.isReceive() {
 		r.received.add(s.op, s.xfer)
@@ -363,7 +367,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 // nil. A slot in [head, tail) is busy. Caller holds mu.
 func (r *fifoRing) usualHead(owner, seq uint32) *dtoSlot {
 	s := &r.slots[seq&r.mask]
-	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.op > DTOReceive {
+	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.op > DTOReceive || s.quiet {
 		return nil
 	}
 	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {

@@ -41,6 +41,24 @@ func (ia *IA) solicitedNotifies() bool { return ia.devAttr.VendorID != siwVendor
 // left is settled at once (EP.flushQueues).
 func (ia *IA) completesLatePosts() bool { return ia.devAttr.VendorID != siwVendorID }
 
+// completesInOrder reports whether a completion of the send queue proves
+// that every request posted before it is done, as InfiniBand orders them.
+// Soft-iWARP completes a send or RDMA write as soon as it has left
+// (siw_qp_sq_process), while an RDMA read posted before it still waits for
+// its response: there an unsignalled read would be taken as done, its
+// buffer not yet written, by the completion of a later request. Such a
+// read is posted signalled instead, its slot quiet (dtoSlot.quiet).
+func (ia *IA) completesInOrder() bool { return ia.devAttr.VendorID != siwVendorID }
+
+// fencesReads reports whether the device fences an RDMA read
+// (IBV_SEND_FENCE). Soft-iWARP fences any other request, never a read:
+// siw_activate_tx_from_sq refuses a fenced read with EINVAL when libsiw
+// rings its doorbell, with the read left at the head of the send queue,
+// which then stalls until the QP's flush. There a fenced read goes
+// unfenced behind a fenced zero-length RDMA write of its own
+// (postRequests), which waits for the earlier reads as the fence asks.
+func (ia *IA) fencesReads() bool { return ia.devAttr.VendorID != siwVendorID }
+
 // emptyRecvs reports whether the device takes a receive without segments,
 // for a zero-byte message or an RDMA write with immediate data.
 // Soft-iWARP refuses one.
