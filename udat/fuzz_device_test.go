@@ -814,6 +814,15 @@ func (e *fuzzEnv) runRequests(t *testing.T, call string, i int, reqs []Request, 
 		}
 	}
 	failed := e.await(t, s.req, s.ep, posted, deadline)
+	if !failed && onSIW(e.p.ia) {
+		// iWARP has no NAK: an RDMA write completes at the sender once
+		// its data has left, whatever the remote buffer. A bad one breaks
+		// the connection at the peer, which flushes the receives of the
+		// sends after it.
+		for _, x := range posted {
+			failed = failed || x.op == DTORDMAWrite && !x.remoteOK
+		}
+	}
 	if failed {
 		e.broken = true // rebuilt before the next input
 		e.stats.failed++
