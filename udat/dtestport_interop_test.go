@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,8 +211,24 @@ func TestDtestsrqWithC(t *testing.T) {
 	// IBV_EVENT_QP_LAST_WQE_REACHED the Go side sees the same events and C
 	// must finish; where it does not (rxe on Linux 6.1), C must have
 	// reached that wait, its data checked, and it is stopped there.
+	//
+	// Where the device raises it (rxe on Linux 6.12), it raises it more
+	// than once for the first EP the active side disconnects, and OFA DAPL
+	// posts EP_BROKEN each time: the C client then takes the second one
+	// for its next EP and fails ("Invalid EP via async event"), in C/C
+	// too. udat posts one per connection.
 	finish := func(t *testing.T, c *dtestport.Proc, res dtestport.DtestsrqResult, pass string) {
 		t.Helper()
+		if res.EPBroken == o.Conns && pass == dtestport.DtestsrqPass && !strings.Contains(c.Name, " -s ") {
+			err := c.Finish(dtFinishWait)
+			if err != nil && strings.Contains(c.Output(), "Invalid EP via async event") {
+				require.Contains(t, c.Output(), "Freed EP[0]")
+				t.Logf("the C client failed by itself, as in C/C here: a second EP_BROKEN for its first EP")
+				return
+			}
+			require.NoError(t, err)
+			return
+		}
 		if res.EPBroken == o.Conns || pass == dtestport.DtestsrqPassNoSRQ {
 			require.NoError(t, c.Finish(dtFinishWait))
 			return
