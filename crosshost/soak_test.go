@@ -115,12 +115,7 @@ type soakFault struct {
 
 	start, end    time.Time
 	done          time.Time // the fault in place
-	firstBreak    time.Time
-	breaks        int
-	okBefore, ok  int64 // successful DTOs: at the start, and during
-	downFor       time.Duration
-	rateDuring    float64
-	rateBaseline  float64
+	okBefore, ok  int64     // successful DTOs: at the start, and during
 	restartedPeer time.Duration
 }
 
@@ -221,9 +216,6 @@ func (r *soakRun) faultDuring(from, to time.Time) bool {
 	}
 	return false
 }
-
-// broke records that a connection (or the UD path) noticed a fault at t.
-func (r *soakRun) broke(t time.Time, why string) { r.brokeSince(t, t, why) }
 
 // brokeSince records a break noticed at t whose cause began at cause.
 func (r *soakRun) brokeSince(t, cause time.Time, why string) {
@@ -449,8 +441,6 @@ type soakSlot struct {
 	wantReply bool
 	phase     int
 }
-
-func (s *soakSlot) idle() bool { return s.op == "" }
 
 // soakConn is one RC connection of a worker.
 type soakConn struct {
