@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"net/rpc"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -86,7 +85,6 @@ type Hostile struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	lis     *cverbs.CMID
-	gidIdx  int
 	udqps   []*cverbs.QP
 	ahs     []*cverbs.AH
 	port    uint8
@@ -121,9 +119,7 @@ func newHostile(rl *roleLog) (h *Hostile, err error) {
 	if h.cq, err = h.vctx.NewCQ(1024, nil); err != nil {
 		return nil, err
 	}
-	if h.mem, err = syscall.Mmap(-1, 0, hostileMemSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE); err != nil {
-		return nil, err
-	}
+	h.mem = make([]byte, hostileMemSize) // kept by h while registered: the Go heap does not move it
 	all := cverbs.AccessLocalWrite | cverbs.AccessRemoteWrite | cverbs.AccessRemoteRead | cverbs.AccessRemoteAtomic
 	if h.mr, err = h.pd.RegMR(unsafe.Pointer(&h.mem[0]), len(h.mem), all); err != nil {
 		return nil, err
@@ -190,9 +186,6 @@ func (h *Hostile) close() {
 	if h.mr != nil {
 		h.mr.Close()
 	}
-	if h.mem != nil {
-		syscall.Munmap(h.mem)
-	}
 	if h.cq != nil {
 		h.cq.Close()
 	}
@@ -213,12 +206,6 @@ func (h *Hostile) closeConn(c *hconn) {
 	}
 	if c.external && c.qp != nil {
 		c.qp.Close()
-	}
-}
-
-func (h *Hostile) logf(format string, args ...any) {
-	if h.rl != nil {
-		h.rl.logf(format, args...)
 	}
 }
 
