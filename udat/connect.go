@@ -242,6 +242,27 @@ func (ep *EP) connectTimedOut(id *cverbs.CMID) {
 	ep.failLocked(EventConnectionTimedOut, nil)
 }
 
+// abruptDisconnectWait is how long an abrupt Disconnect waits for the
+// connection manager's answer before it ends the connection itself, as C's
+// cma provider does (25 waits of 10 ms). A graceful one waits as long as the
+// EP's DTOs may take to fail when the peer is gone (EPAttr.DeadPeerTimeout).
+// Without a bound, a peer that cannot be reached holds the EP's DTOs and its
+// DISCONNECTED event for as long as the connection manager resends its
+// disconnect request: 70 s on Soft-RoCE.
+const abruptDisconnectWait = 250 * time.Millisecond
+
+// disconnectTimedOut ends a disconnect whose answer did not come in time:
+// the DTOs still outstanding are flushed and the EP is DISCONNECTED.
+func (ep *EP) disconnectTimedOut(id *cverbs.CMID) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.cmid != id || ep.getState() != EPStateDisconnectPending {
+		return
+	}
+	ep.timer = nil
+	ep.failLocked(EventConnectionDisconnected, nil)
+}
+
 // failLocked ends a connection attempt or a connection: the EP becomes
 // DISCONNECTED, its QP flushes, and the event is posted once. Caller holds
 // ep.mu.
@@ -467,8 +488,10 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 // Disconnect ends the EP's connection (dat_ep_disconnect). With
 // CloseGracefulFlag, DTOs in progress may complete; with CloseAbruptFlag they
 // are flushed at once. The EP is DISCONNECTED when EventConnectionDisconnected
-// arrives on its connect EVD. A connection attempt still pending is
-// abandoned the same way.
+// arrives on its connect EVD: when the peer answers, or at the latest 250 ms
+// after an abrupt disconnect and EPAttr.DeadPeerTimeout after a graceful one,
+// when the DTOs still outstanding are flushed. A connection attempt still
+// pending is abandoned the same way.
 func (ep *EP) Disconnect(flags CloseFlags) error {
 	const op = "dat_ep_disconnect"
 	if err := ep.check(op); err != nil {
@@ -498,7 +521,13 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 		}
 		if err := ep.cmid.Disconnect(); err != nil {
 			ep.failLocked(EventConnectionDisconnected, nil)
+			return nil
 		}
+		id, wait := ep.cmid, abruptDisconnectWait
+		if flags == CloseGracefulFlag {
+			wait = ep.attr.DeadPeerTimeout()
+		}
+		ep.timer = time.AfterFunc(wait, func() { ep.disconnectTimedOut(id) })
 		return nil
 	case EPStateDisconnectPending:
 		if flags == CloseAbruptFlag {
