@@ -441,6 +441,15 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		ep.rdSet = true
 		ep.establishedLocked(ev.PrivateData)
 	case cverbs.CMEventEstablished:
+		if !ep.ia.ibTransport() && (s == EPStateActiveConnectionPending || s == EPStateCompletionPending) {
+			// iWARP: the depths the connection got (MPA's IRD and ORD
+			// exchange), which soft-iWARP may raise above those asked: its
+			// passive side takes an IRD up to the active side's ORD
+			// (siw_accept, relaxed_ird_negotiation). The iWARP connection
+			// manager reports the IRD as InitiatorDepth and the ORD as
+			// ResponderResources (cma_iw_handler).
+			ep.rdIn, ep.rdOut, ep.rdSet = int(ev.InitiatorDepth), int(ev.ResponderResources), true
+		}
 		switch s {
 		case EPStateActiveConnectionPending:
 			ep.establishedLocked(ev.PrivateData)
