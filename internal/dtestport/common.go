@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/udapl-go/udapl/udat"
@@ -93,4 +94,31 @@ func waitConn(ctx context.Context, evd *udat.EVD, want udat.EventNumber, what st
 		fail("%s: event %v, want %v", what, ev.Number, want)
 	}
 	return ev
+}
+
+// connectTries bounds how often connectListening tries.
+const connectTries = 50
+
+// connectListening connects ep to qual at server and waits for
+// ESTABLISHED on conn, trying again, 20 ms apart, while the server is not
+// listening yet (NON_PEER_REJECTED): a C server creates its PSP only after
+// the TCP exchange that gave the client its address, so the client can
+// come too early.
+func connectListening(ctx context.Context, ep *udat.EP, conn *udat.EVD, server netip.Addr, qual udat.ConnQual, timeout udat.Timeout, pd []byte) udat.Event {
+	for try := 1; ; try++ {
+		check(ep.Connect(server, qual, timeout, pd, udat.QoSBestEffort, udat.ConnectDefault), "connect")
+		ev := waitEvent(ctx, conn, "the connection")
+		if ev.Number != udat.EventConnectionNonPeerRejected || try == connectTries {
+			if ev.Number != udat.EventConnectionEstablished {
+				fail("the connection: event %v, want %v", ev.Number, udat.EventConnectionEstablished)
+			}
+			return ev
+		}
+		check(ep.Reset(), "reset the EP")
+		select {
+		case <-ctx.Done():
+			fail("connecting: %v", context.Cause(ctx))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

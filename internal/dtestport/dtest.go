@@ -197,8 +197,7 @@ func (d *dtest) connect(server netip.Addr) {
 		check(ev.CR.CR.Accept(d.ep, back), "accept")
 		waitConn(d.ctx, d.conn, udat.EventConnectionEstablished, "the connection")
 	} else {
-		check(d.ep.Connect(server, DtestConnQual, 100_000_000, pd, udat.QoSBestEffort, udat.ConnectDefault), "connect")
-		ev := waitConn(d.ctx, d.conn, udat.EventConnectionEstablished, "the connection")
+		ev := connectListening(d.ctx, d.ep, d.conn, server, DtestConnQual, 100_000_000, pd)
 		got := ev.Conn.PrivateData
 		for i := range dtestPDLen {
 			if i >= len(got) || got[i] != byte(i+2) {

@@ -182,9 +182,11 @@ func (x *dtestx) connect(server netip.Addr) {
 		}
 		check(ev.CR.CR.Accept(x.ep, cp.PrivateData[:4]), "accept")
 	} else {
-		check(x.ep.Connect(server, DtestxServerQual, 30_000_000, []byte{0, 0, 0, 0}, udat.QoSBestEffort, udat.ConnectDefault), "connect")
+		connectListening(x.ctx, x.ep, x.conn, server, DtestxServerQual, 30_000_000, []byte{0, 0, 0, 0})
 	}
-	waitConn(x.ctx, x.conn, udat.EventConnectionEstablished, "the connection")
+	if x.server {
+		waitConn(x.ctx, x.conn, udat.EventConnectionEstablished, "the connection")
+	}
 	EncodeRMR(x.buf[dtxSendBuf].Bytes(), x.buf[dtxRcvRDMA].RMRTriplet(0, x.size))
 	check(x.ep.PostSend([]udat.LMRTriplet{x.buf[dtxSendBuf].Triplet(0, RMRSize)}, 0, udat.CompletionSuppress), "send the RMR")
 	waitDTO(x.ctx, x.dto, "the peer's RMR", dtxRecvBuf, RMRSize)
