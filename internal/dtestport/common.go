@@ -122,3 +122,28 @@ func connectListening(ctx context.Context, ep *udat.EP, conn *udat.EVD, server n
 		}
 	}
 }
+
+// freer is a DAT object a port frees at its end.
+type freer interface{ Free() error }
+
+// freers is s as freers.
+func freers[T freer](s []T) []freer {
+	out := make([]freer, len(s))
+	for i, o := range s {
+		out[i] = o
+	}
+	return out
+}
+
+// closeAll frees objs in order, then closes ia abruptly: a port's end, after
+// success or failure. An object never made is a nil handle, whose Free only
+// returns DAT_INVALID_HANDLE, so every field may be passed.
+func closeAll(ia *udat.IA, objs ...freer) {
+	if ia == nil {
+		return
+	}
+	for _, o := range objs {
+		o.Free()
+	}
+	ia.Close(udat.CloseAbruptFlag)
+}

@@ -380,27 +380,5 @@ func (d *dtest) teardown() {
 }
 
 func (d *dtest) close() {
-	if d.ia == nil {
-		return
-	}
-	if d.ep != nil {
-		d.ep.Free()
-	}
-	if d.psp != nil {
-		d.psp.Free()
-	}
-	for _, l := range []*udat.LMR{d.rbuf, d.sbuf, d.msg} {
-		if l != nil {
-			l.Free()
-		}
-	}
-	for _, e := range []*udat.EVD{d.req, d.rcv, d.conn, d.crEVD} {
-		if e != nil {
-			e.Free()
-		}
-	}
-	if d.pz != nil {
-		d.pz.Free()
-	}
-	d.ia.Close(udat.CloseAbruptFlag)
+	closeAll(d.ia, d.ep, d.psp, d.rbuf, d.sbuf, d.msg, d.req, d.rcv, d.conn, d.crEVD, d.pz)
 }

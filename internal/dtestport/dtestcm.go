@@ -239,26 +239,7 @@ func (s *dtestcm) disconnect() {
 }
 
 func (s *dtestcm) close() {
-	if s.ia == nil {
-		return
-	}
-	for _, ep := range s.eps {
-		if ep != nil {
-			ep.Free()
-		}
-	}
-	if s.psp != nil {
-		s.psp.Free()
-	}
-	for _, e := range []*udat.EVD{s.crEVD, s.conn, s.req, s.rcv} {
-		if e != nil {
-			e.Free()
-		}
-	}
-	if s.pz != nil {
-		s.pz.Free()
-	}
-	s.ia.Close(udat.CloseAbruptFlag)
+	closeAll(s.ia, append(freers(s.eps), s.psp, s.crEVD, s.conn, s.req, s.rcv, s.pz)...)
 }
 
 var cpsLine = regexp.MustCompile(`Connections: +[0-9.]+ usec, CPS +([0-9.]+) .*Num=(\d+)`)

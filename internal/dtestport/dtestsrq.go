@@ -351,32 +351,5 @@ func (s *dtestsrq) teardown() {
 }
 
 func (s *dtestsrq) close() {
-	if s.ia == nil {
-		return
-	}
-	for _, ep := range s.eps {
-		if ep != nil {
-			ep.Free()
-		}
-	}
-	if s.psp != nil {
-		s.psp.Free()
-	}
-	for _, l := range []*udat.LMR{s.rbuf, s.sbuf} {
-		if l != nil {
-			l.Free()
-		}
-	}
-	if s.srq != nil {
-		s.srq.Free()
-	}
-	for _, e := range []*udat.EVD{s.req, s.rcv, s.conn, s.crEVD} {
-		if e != nil {
-			e.Free()
-		}
-	}
-	if s.pz != nil {
-		s.pz.Free()
-	}
-	s.ia.Close(udat.CloseAbruptFlag)
+	closeAll(s.ia, append(freers(s.eps), s.psp, s.rbuf, s.sbuf, s.srq, s.req, s.rcv, s.conn, s.crEVD, s.pz)...)
 }

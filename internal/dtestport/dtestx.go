@@ -369,27 +369,6 @@ func (x *dtestx) teardown() {
 }
 
 func (x *dtestx) close() {
-	if x.ia == nil {
-		return
-	}
-	if x.psp != nil {
-		x.psp.Free()
-	}
-	if x.ep != nil {
-		x.ep.Free()
-	}
-	for _, l := range append(x.buf[:], x.atomic) {
-		if l != nil {
-			l.Free()
-		}
-	}
-	for _, e := range []*udat.EVD{x.dto, x.conn, x.crEVD} {
-		if e != nil {
-			e.Free()
-		}
-	}
-	if x.pz != nil {
-		x.pz.Free()
-	}
-	x.ia.Close(udat.CloseAbruptFlag)
+	objs := append([]freer{x.psp, x.ep}, freers(x.buf[:])...)
+	closeAll(x.ia, append(objs, x.atomic, x.dto, x.conn, x.crEVD, x.pz)...)
 }
