@@ -145,17 +145,6 @@ func TestDtestxWithC(t *testing.T) {
 		// TCP connect retries until the server listens.
 		c := dtStart(t, bin, dtestport.DtestxPass, "-s", "-P", dtestport.Provider)
 		err := dtestport.DtestxClient(c.Failed(), dev, addr, size, t.Logf)
-		if err != nil && c.WaitOutput("DAT_SUB_INTERRUPTED", 5*time.Second) == nil &&
-			strings.Contains(c.Output(), "DAT_SUB_INTERRUPTED") {
-			// The C server's own dat_evd_wait returned interrupted right
-			// after its accept, and it quit (seen once, in a CI run on a
-			// loaded host; cause not found): the reference failed, not
-			// udat. It runs once more; a second failure fails the test.
-			c.Kill()
-			t.Logf("the C server's wait was interrupted (%v); once more:\n%s", err, c.Output())
-			c = dtStart(t, bin, dtestport.DtestxPass, "-s", "-P", dtestport.Provider)
-			err = dtestport.DtestxClient(c.Failed(), dev, addr, size, t.Logf)
-		}
 		require.NoError(t, err)
 		require.NoError(t, c.Finish(dtFinishWait), c.Output())
 		dtLines(t, c,

@@ -103,8 +103,10 @@ const connectTries = 50
 // ESTABLISHED on conn, trying again, 20 ms apart, while the server is not
 // listening yet (NON_PEER_REJECTED): a C server creates its PSP only after
 // the TCP exchange that gave the client its address, so the client can
-// come too early.
-func connectListening(ctx context.Context, ep *udat.EP, conn *udat.EVD, server netip.Addr, qual udat.ConnQual, timeout udat.Timeout, pd []byte) udat.Event {
+// come too early. Trying again takes a reset, which flushes the receives
+// posted for the peer's first messages; rearm takes those flushed
+// completions and posts the receives again.
+func connectListening(ctx context.Context, ep *udat.EP, conn *udat.EVD, server netip.Addr, qual udat.ConnQual, timeout udat.Timeout, pd []byte, rearm func()) udat.Event {
 	for try := 1; ; try++ {
 		check(ep.Connect(server, qual, timeout, pd, udat.QoSBestEffort, udat.ConnectDefault), "connect")
 		ev := waitEvent(ctx, conn, "the connection")
@@ -115,10 +117,22 @@ func connectListening(ctx context.Context, ep *udat.EP, conn *udat.EVD, server n
 			return ev
 		}
 		check(ep.Reset(), "reset the EP")
+		rearm()
 		select {
 		case <-ctx.Done():
 			fail("connecting: %v", context.Cause(ctx))
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// takeFlushed takes n flushed receive completions from evd: what a reset
+// left of the receives posted before a connection.
+func takeFlushed(ctx context.Context, evd *udat.EVD, n int) {
+	for range n {
+		ev := waitEvent(ctx, evd, "a receive flushed by the reset")
+		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOErrFlushed {
+			fail("after the reset: event %v status %v, want a flushed receive", ev.Number, ev.DTO.Status)
 		}
 	}
 }

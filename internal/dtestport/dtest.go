@@ -159,6 +159,12 @@ func (d *dtest) open(device string) {
 	}
 	d.ep, err = d.ia.CreateEP(d.pz, d.rcv, d.req, d.conn, &attr)
 	check(err, "create the EP")
+	d.postRMRRecvs()
+}
+
+// postRMRRecvs posts the receives for the peer's RMR messages, before
+// connecting.
+func (d *dtest) postRMRRecvs() {
 	for i := range dtestMsgBufs {
 		check(d.ep.PostRecv([]udat.LMRTriplet{d.msg.Triplet(64+RMRSize*i, RMRSize)}, uint64(i), udat.CompletionDefault), "post an RMR receive")
 	}
@@ -197,7 +203,10 @@ func (d *dtest) connect(server netip.Addr) {
 		check(ev.CR.CR.Accept(d.ep, back), "accept")
 		waitConn(d.ctx, d.conn, udat.EventConnectionEstablished, "the connection")
 	} else {
-		ev := connectListening(d.ctx, d.ep, d.conn, server, DtestConnQual, 100_000_000, pd)
+		ev := connectListening(d.ctx, d.ep, d.conn, server, DtestConnQual, 100_000_000, pd, func() {
+			takeFlushed(d.ctx, d.rcv, dtestMsgBufs)
+			d.postRMRRecvs()
+		})
 		got := ev.Conn.PrivateData
 		for i := range dtestPDLen {
 			if i >= len(got) || got[i] != byte(i+2) {

@@ -151,10 +151,15 @@ func (x *dtestx) open(device string) {
 	}
 	x.atomic, err = x.ia.AllocLMR(x.pz, 8, udat.MemPrivAll|udat.MemPrivIBRemoteAtomic)
 	check(err, "register the atomic result buffer")
+	x.postRecvs()
+	copy(x.buf[dtxRcvRDMA].Bytes(), "blah, blah, blah\n\x00")
+}
+
+// postRecvs posts the receives of buffers [3] on, before connecting.
+func (x *dtestx) postRecvs() {
 	for i := dtxRecvBuf; i < dtxBufs; i++ {
 		check(x.ep.PostRecv([]udat.LMRTriplet{x.buf[i].Triplet(0, x.size)}, uint64(i), udat.CompletionDefault), "post a receive")
 	}
-	copy(x.buf[dtxRcvRDMA].Bytes(), "blah, blah, blah\n\x00")
 }
 
 // text is what each side writes from its buffer [0].
@@ -182,7 +187,10 @@ func (x *dtestx) connect(server netip.Addr) {
 		}
 		check(ev.CR.CR.Accept(x.ep, cp.PrivateData[:4]), "accept")
 	} else {
-		connectListening(x.ctx, x.ep, x.conn, server, DtestxServerQual, 30_000_000, []byte{0, 0, 0, 0})
+		connectListening(x.ctx, x.ep, x.conn, server, DtestxServerQual, 30_000_000, []byte{0, 0, 0, 0}, func() {
+			takeFlushed(x.ctx, x.dto, dtxBufs-dtxRecvBuf)
+			x.postRecvs()
+		})
 	}
 	if x.server {
 		waitConn(x.ctx, x.conn, udat.EventConnectionEstablished, "the connection")
