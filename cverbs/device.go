@@ -49,6 +49,8 @@ type cgoContext struct {
 	// stays open for the life of the process and must not be closed here.
 	fromCM bool
 	name   string
+	// siwGuard is the CQ guardSIW made for a context of its own.
+	siwGuard *CQ
 
 	asyncMu sync.Mutex
 	async   *fdWaiter
@@ -66,7 +68,9 @@ func Open(name string) (*Context, error) {
 		for i := 0; i < int(n); i++ {
 			c := C.cverbs_context_at(list, C.int(i))
 			if c != nil && C.GoString(C.cverbs_context_name(c)) == name {
-				return &Context{cgoContext{ctx: c, fromCM: true, name: name}}, nil
+				ctx := &Context{cgoContext{ctx: c, fromCM: true, name: name}}
+				ctx.guardSIW()
+				return ctx, nil
 			}
 		}
 	}
@@ -85,7 +89,9 @@ func Open(name string) (*Context, error) {
 		if c == nil {
 			return nil, errnoErr("ibv_open_device", err)
 		}
-		return &Context{cgoContext{ctx: c, name: name}}, nil
+		ctx := &Context{cgoContext{ctx: c, name: name}}
+		ctx.guardSIW()
+		return ctx, nil
 	}
 	return nil, &OpError{Op: "ibv_open_device " + strconv.Quote(name), Err: syscall.ENODEV}
 }
@@ -109,6 +115,7 @@ func (c *Context) Close() error {
 	w := c.async
 	c.asyncMu.Unlock()
 	w.close() // wakes WaitAsyncEvent callers so the write lock below is reachable
+	c.siwGuard.Close()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
