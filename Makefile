@@ -6,7 +6,8 @@
 #                host unit tests (also of the build without cgo: build-other),
 #                then every test inside the Soft-RoCE VM, the cross-host
 #                and fault tests in a pair of VMs (test-2host), the device
-#                tests under Linux 6.12 (test-612), and a table of the runs
+#                tests under Linux 6.12 (test-612) and on soft-iWARP
+#                (test-siw), and a table of the runs
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
 #                (default 10m; SOAK=60s for a short run) under a schedule of
 #                faults, then its accounting table (not part of make test)
@@ -16,8 +17,8 @@
 #                with callgrind in the VM; the first section of BENCHMARKS.md
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
-#                instead of rxe0, with a table of the results (not part of
-#                make test yet)
+#                instead of rxe0, with a table of the results (part of
+#                make test)
 #   make test-612 the udat and cverbs device tests in the VM on Soft-RoCE under
 #                Linux 6.12 instead of 6.1, with a table of the results (part
 #                of make test); test-2host-612 the cross-host tests there
@@ -102,11 +103,11 @@ SOAK ?= 10m
 soak: deps
 	UDAPL_SOAK=$(SOAK) UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 60m -v -exec $(PAIREXEC) -run '^TestSoak$$' ./crosshost/
 
-test: vet build-other test-host test-vm test-race test-2host test-612 test-summary
+test: vet build-other test-host test-vm test-race test-2host test-612 test-siw test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
-	$(GO) run ./internal/cmd/testsummary rxe/6.1=/tmp/udapl-test-vm.json rxe/6.12=/tmp/udapl-test-612.json
+	$(GO) run ./internal/cmd/testsummary rxe/6.1=/tmp/udapl-test-vm.json rxe/6.12=/tmp/udapl-test-612.json siw/6.1=/tmp/udapl-test-siw.json
 
 # Device runs besides test-vm's (Soft-RoCE under Debian's Linux 6.1): the
 # udat and cverbs tests on soft-iWARP (test-siw: the VM creates siw0 instead
