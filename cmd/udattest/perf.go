@@ -187,18 +187,29 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		}
 		return udat.CompletionSuppress
 	}
+	ep := c.ep
 	posted, completed := 0, 0
 	untilSignal := signal // operations up to the next signalled one
 	start := time.Now()
 	for completed < n {
-		// One at a time: the DAT call, as dapltest makes it.
-		for batch == 1 && posted < n && posted-completed < depth {
+		// One at a time: the DAT call, as dapltest makes it (in the loop,
+		// not through post: one call per operation).
+		for limit := min(n, completed+depth); batch == 1 && posted < limit; {
 			posted++
 			f := udat.CompletionSuppress
 			if untilSignal--; untilSignal == 0 || posted == n {
 				f, untilSignal = udat.CompletionDefault, signal
 			}
-			if err := c.post(op, iov, uint64(posted), remote, f); err != nil {
+			var err error
+			switch op {
+			case opWrite:
+				err = ep.PostRDMAWrite(iov, uint64(posted), remote, f)
+			case opRead:
+				err = ep.PostRDMARead(iov, uint64(posted), remote, f)
+			default:
+				err = ep.PostSend(iov, uint64(posted), f)
+			}
+			if err != nil {
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
