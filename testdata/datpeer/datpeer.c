@@ -656,6 +656,13 @@ static int server(DAT_CONN_QUAL cq)
 	if (strcmp(tag, TAG_REJECT) == 0) {
 		check(dat_cr_reject(cr, (DAT_COUNT)strlen(REJECT_DATA), REJECT_DATA), "dat_cr_reject");
 		step("rejected the request with private data \"%s\"", REJECT_DATA);
+		/*
+		 * OFA DAPL's cma provider destroys the rejected request's rdma_cm
+		 * id while its CM thread may still handle it: closing the IA
+		 * right away crashed the process once (SIGSEGV after "freed
+		 * everything", in CI). Give the thread time.
+		 */
+		usleep(200 * 1000);
 		teardown();
 		step("PASSED (reject)");
 		return 0;
