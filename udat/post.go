@@ -108,6 +108,9 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	var err error
 	for ; k < len(reqs); k++ {
 		req := &reqs[k]
+		if inPlace && st == EPStateConnected && ep.batchUsual(r, b, k, req) {
+			continue
+		}
 		var room []cverbs.SGE
 		if inPlace {
 			room = b.SGL(k)

@@ -124,21 +124,25 @@ func TestPostRequestsStopsAtFirstRefused(t *testing.T) {
 
 // More requests than the send queue has room for: the ones that fit are
 // posted, the next gets DAT_INSUFFICIENT_RESOURCES. The room is what the
-// EP got for the 4 it asked for (6 on Linux 6.12's Soft-RoCE).
+// EP got for the 4 it asked for (6 on Linux 6.12's Soft-RoCE). The
+// watchdog may take completions between two provider calls of the batch
+// (one per room's worth) and so make room for a few more: at least the
+// room is posted, never the whole batch.
 func TestPostRequestsQueueFull(t *testing.T) {
 	attr := DefaultEPAttr()
 	attr.MaxRequestDTOs = 4
 	p := newPair(t, pairOpts{clientAttr: &attr})
 	c, s := p.client, p.server
 	room, _ := requireQueues(t, c.ep, 4, 0)
-	reqs := make([]Request, room+2)
+	reqs := make([]Request, room+64)
 	for i := range reqs {
 		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(0, 8)}, Cookie: uint64(i), Remote: s.lmr.RMRTriplet(0, 8)}
 	}
 	n, err := c.ep.PostRequests(reqs)
-	require.Equal(t, room, n)
+	require.GreaterOrEqual(t, n, room)
+	require.Less(t, n, len(reqs))
 	requireCode(t, err, InsufficientResources)
-	for i := range room {
+	for i := range n {
 		require.Equal(t, uint64(i), waitDTO(t, c.req).Cookie)
 	}
 	requireEmpty(t, c.req)

@@ -18,41 +18,74 @@ var noRemote RMRTriplet
 func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) bool {
 	// !made: a zero EP, no handle. A freed one is caught under the ring's
 	// lock, below.
-	if ep == nil || !ep.made || len(iov) != 1 || flags&^CompletionSuppress != 0 || ep.ud != nil {
+	if ep == nil || !ep.made || len(iov) != 1 || !ep.usualFlagsArg(op, flags) {
 		return false
-	}
-	if flags != CompletionDefault && op == DTORDMARead && !ep.ia.completesInOrder() {
-		return false // a quiet read (postRequests)
 	}
 	t := &iov[0]
-	n := t.SegmentLength
 	o := &requestOps[op]
-	switch o.remote {
-	case remoteFilled:
-		if n != remote.SegmentLength { // trimmed or too short: postOne
-			return false
-		}
-	case remoteCovers:
-		if n > remote.SegmentLength {
-			return false
-		}
-	}
-	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
-	if l == nil || l.pz != ep.pz || l.priv&o.need != o.need || n == 0 {
+	l := ep.usualSegment(t, o, remote)
+	if l == nil {
 		return false
 	}
-	if off := t.VirtualAddress - l.va; t.VirtualAddress < l.va || off > l.length || uint64(n) > l.length-off ||
-		uint64(n) > ep.ia.maxMessageSize() {
-		return false
-	}
+	n := t.SegmentLength
 	r := ep.sq
 	r.mu.Lock()
-	if ep.dead() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
+	// made is known for both: freed alone says whether Free came since.
+	if ep.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
 		return false
 	}
 	signaled := flags == CompletionDefault
 	seq := r.reserve(cookie, uint64(n), op, signaled)
+	if l.freed.Load() || ep.qp.PostSendOne(makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
+		r.unreserve()
+		r.mu.Unlock()
+		return false
+	}
+	r.mu.Unlock()
+	return true
+}
+
+// usualFlagsArg reports whether flags make a usual DTO of op on this EP:
+// CompletionDefault or CompletionSuppress (but not a quiet read,
+// IA.completesInOrder), on an EP that is not UD.
+func (ep *EP) usualFlagsArg(op DTOOp, flags CompletionFlags) bool {
+	return flags&^CompletionSuppress == 0 && ep.ud == nil &&
+		(flags == CompletionDefault || op != DTORDMARead || ep.ia.completesInOrder())
+}
+
+// usualSegment returns the LMR of t, the one segment of a usual DTO of
+// kind o to remote, or nil if it makes no usual DTO: not empty, in bounds
+// of a live LMR of the EP's PZ that allows what o needs, within the
+// message size, agreeing with remote as o's rule asks. The EP's state and
+// queue are for the caller to check.
+func (ep *EP) usualSegment(t *LMRTriplet, o *requestOp, remote *RMRTriplet) *LMR {
+	n := t.SegmentLength
+	switch o.remote {
+	case remoteFilled:
+		if n != remote.SegmentLength { // trimmed or too short: postOne
+			return nil
+		}
+	case remoteCovers:
+		if n > remote.SegmentLength {
+			return nil
+		}
+	}
+	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+	if l == nil || l.pz != ep.pz || l.priv&o.need != o.need || n == 0 {
+		return nil
+	}
+	if off := t.VirtualAddress - l.va; t.VirtualAddress < l.va || off > l.length || uint64(n) > l.length-off ||
+		uint64(n) > ep.ia.maxMessageSize() {
+		return nil
+	}
+	return l
+}
+
+// usualFlags are the work request flags of a usual DTO of n bytes (see
+// sendFlags: no fence, not solicited).
+func (ep *EP) usualFlags(o *requestOp, n uint32, signaled bool) cverbs.SendFlags {
 	var wf cverbs.SendFlags
 	if signaled {
 		wf = cverbs.SendSignaled
@@ -60,12 +93,39 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	if o.inline && uint64(n) <= ep.maxInline {
 		wf |= cverbs.SendInline
 	}
-	if l.dead() || ep.qp.PostSendOne(makeWRID(r.owner, wrKindSend, seq), o.verb, wf,
-		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
-		r.unreserve()
-		r.mu.Unlock()
+	return wf
+}
+
+// batchUsual is postFast for request k of a batch: when req is a usual DTO
+// (a send, RDMA write or RDMA read that postFast would take) it reserves its
+// slot, makes it work request k of b and reports true; otherwise it changes
+// nothing, and postRequests takes req through every check. Caller holds
+// r.mu, has begun b and found the EP CONNECTED.
+func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) bool {
+	switch req.Op {
+	case DTOSend, DTORDMAWrite, DTORDMARead:
+	default:
 		return false
 	}
-	r.mu.Unlock()
+	room := b.SGL(k)
+	if req.WithImmed || len(req.LocalIOV) != 1 || len(room) == 0 || !ep.usualFlagsArg(req.Op, req.Flags) ||
+		r.full() || ep.reqEVD == nil {
+		return false
+	}
+	t := &req.LocalIOV[0]
+	o := &requestOps[req.Op]
+	l := ep.usualSegment(t, o, &req.Remote)
+	if l == nil || l.dead() {
+		return false
+	}
+	n := t.SegmentLength
+	signaled := req.Flags == CompletionDefault
+	seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
+	room[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}
+	if b.SetOne(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+		room[:1], req.Remote.VirtualAddress, req.Remote.RMRContext, 0) != nil {
+		r.unreserve()
+		return false
+	}
 	return true
 }
