@@ -49,6 +49,43 @@ func TestSendBatchInPlace(t *testing.T) {
 	require.NoError(t, sameBytes("written", b.buf.b[:n*size], a.buf.b[:n*size]))
 }
 
+// TestSendBatchSetSGE posts RDMA writes and an RDMA read of one segment
+// each, made with SetSGE over entries that held other requests before, and
+// checks every byte and completion.
+func TestSendBatchSetSGE(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	const n, size = 3, 64
+	fill(a.buf.b[:n*size], 9)
+	fill(b.buf.b[n*size:(n+1)*size], 4)
+	batch, err := a.qp.BeginSend()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, batch.Cap(), n+1)
+	// Leftovers a request of SetSGE must not carry: two segments, data.
+	for i := range n + 1 {
+		room := batch.SGL(i)
+		require.GreaterOrEqual(t, len(room), 2)
+		room[0], room[1] = a.buf.sge(0, 1), a.buf.sge(1, 1)
+		wr := SendWR{Op: OpRDMAWriteImm, SGL: room[:2], Imm: 5, RemoteAddr: b.buf.addr(0), RKey: b.buf.mr.RKey}
+		require.NoError(t, batch.Set(i, &wr))
+	}
+	for i := range n {
+		require.NoError(t, batch.SetSGE(i, uint64(i), OpRDMAWrite, 0, a.buf.sge(i*size, size), b.buf.addr(i*size), b.buf.mr.RKey))
+	}
+	require.NoError(t, batch.SetSGE(n, 77, OpRDMARead, SendSignaled, a.buf.sge(n*size, size), b.buf.addr(n*size), b.buf.mr.RKey))
+	posted, err := batch.Post(n + 1)
+	require.NoError(t, err)
+	require.Equal(t, n+1, posted)
+	wcs := mustPoll(t, a.scq, 1)
+	require.Equal(t, WCSuccess, wcs[0].Status)
+	require.Equal(t, uint64(77), wcs[0].WRID)
+	require.Equal(t, WCRDMARead, wcs[0].Opcode)
+	require.Equal(t, uint32(size), wcs[0].ByteLen)
+	require.NoError(t, sameBytes("written", b.buf.b[:n*size], a.buf.b[:n*size]))
+	require.NoError(t, sameBytes("read", a.buf.b[n*size:(n+1)*size], b.buf.b[n*size:(n+1)*size]))
+	requireQuiet(t, b.rcq, 50*time.Millisecond) // no immediate data arrived
+}
+
 // TestSendBatchRefuses checks that a bad work request is refused before
 // anything is posted and that Cancel gives the queue back.
 func TestSendBatchRefuses(t *testing.T) {
@@ -70,6 +107,11 @@ func TestSendBatchRefuses(t *testing.T) {
 	require.True(t, einval(batch.SetOne(batch.Cap(), 1, OpRDMAWrite, 0, nil, 0, 0, 0)), "SetOne beyond Cap")
 	require.True(t, einval(batch.SetOne(0, 1, OpRDMAWrite, 0, make([]SGE, len(batch.SGL(0))+1), 0, 0, 0)),
 		"SetOne with more segments than MaxSendSGE")
+	for _, op := range []SendOp{SendOp(200), OpAtomicCmpSwap, OpAtomicFetchAdd, OpRDMAWriteImm, OpSendImm} {
+		require.True(t, einval(batch.SetSGE(0, 1, op, 0, SGE{}, 0, 0)), "SetSGE of op %d", op)
+	}
+	require.True(t, einval(batch.SetSGE(batch.Cap(), 1, OpRDMAWrite, 0, SGE{}, 0, 0)), "SetSGE beyond Cap")
+	require.True(t, einval(batch.SetSGE(-1, 1, OpRDMAWrite, 0, SGE{}, 0, 0)), "SetSGE at a negative index")
 	batch.Cancel()
 
 	// The queue is free again, and too long a batch is ENOMEM.

@@ -124,6 +124,9 @@ func (b SendBatch) Set(i int, wr *SendWR) error { return unsupported("ibv_post_s
 func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SGE, remoteAddr uint64, rkey, imm uint32) error {
 	return unsupported("ibv_post_send")
 }
+func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
+	return unsupported("ibv_post_send")
+}
 func (b SendBatch) Post(n int) (int, error)     { return 0, unsupported("ibv_post_send") }
 func (b SendBatch) Cancel()                     {}
 func (qp *QP) BeginRecv() (RecvBatch, error)    { return RecvBatch{}, unsupported("ibv_post_recv") }

@@ -196,6 +196,24 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 	return nil
 }
 
+// SetSGE makes work request i of the batch a send, RDMA write or RDMA read
+// of the one segment sge, without immediate data: the usual request, as
+// PostSendOne posts it alone, written straight into the batch without a
+// segment list to place. An index beyond Cap, a QP without send segments,
+// any other operation or a UD QP gives EINVAL.
+func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
+	q := &b.qp.sq
+	if uint(i) >= uint(len(q.descs)) || q.maxSGE == 0 || q.ud || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+		return opErr("ibv_post_send", int(syscall.EINVAL))
+	}
+	q.sges[i*q.maxSGE] = sge
+	d := &q.descs[i]
+	d.wr_id, d.remote_addr, d.ah = C.uint64_t(id), C.uint64_t(remoteAddr), 0
+	d.rkey, d.imm = C.uint32_t(rkey), 0
+	d.opcode, d.send_flags, d.num_sge = C.uint32_t(sendOpcodes[op]), C.uint32_t(flags), 1
+	return nil
+}
+
 // PostSendOne posts one send, RDMA write or RDMA read of one segment,
 // signalled or not, with no immediate data and no address handle: the
 // usual work request, written and posted under one lock with one

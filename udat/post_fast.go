@@ -107,9 +107,7 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) b
 	default:
 		return false
 	}
-	room := b.SGL(k)
-	if req.WithImmed || len(req.LocalIOV) != 1 || len(room) == 0 || !ep.usualFlagsArg(req.Op, req.Flags) ||
-		r.full() || ep.reqEVD == nil {
+	if req.WithImmed || len(req.LocalIOV) != 1 || !ep.usualFlagsArg(req.Op, req.Flags) || r.full() || ep.reqEVD == nil {
 		return false
 	}
 	t := &req.LocalIOV[0]
@@ -121,9 +119,8 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) b
 	n := t.SegmentLength
 	signaled := req.Flags == CompletionDefault
 	seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
-	room[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}
-	if b.SetOne(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
-		room[:1], req.Remote.VirtualAddress, req.Remote.RMRContext, 0) != nil {
+	if b.SetSGE(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
 		r.unreserve()
 		return false
 	}
