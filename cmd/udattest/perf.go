@@ -180,7 +180,10 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
-	reqs := make([]udat.Request, batch)
+	reqs := make([]udat.Request, batch) // the same but for cookie and flags
+	for i := range reqs {
+		reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Remote: remote}
+	}
 	flags := func(i int) udat.CompletionFlags { // for operation i, counted from 1
 		if i%signal == 0 || i == n {
 			return udat.CompletionDefault
@@ -221,7 +224,7 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 			} else {
 				for i := range k {
 					posted++
-					reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Cookie: uint64(posted), Remote: remote, Flags: flags(posted)}
+					reqs[i].Cookie, reqs[i].Flags = uint64(posted), flags(posted)
 				}
 				err = c.postRequests(op, reqs[:k])
 			}
