@@ -314,6 +314,9 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 	var err error
 	for ; k < len(recvs); k++ {
 		rv := &recvs[k]
+		if !flushAtPost && ep.recvUsual(r, k, rv) {
+			continue
+		}
 		if err = ep.checkRecv(rv); err != nil {
 			break
 		}

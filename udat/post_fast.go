@@ -8,7 +8,9 @@ import "github.com/udapl-go/udapl/cverbs"
 // QP's work request, without the batch pipeline of postRequests. Anything
 // else, and any check that fails, goes to postOne, which makes the same
 // checks in the man pages' order and returns the exact DAT error: the fast
-// path decides only whether the DTO is usual, never what an error is.
+// path decides only whether the DTO is usual, never what an error is. The
+// usual requests of a batch (batchUsual) and usual receives (recvUsual)
+// skip the generic checks the same way, inside postRequests and postRecvs.
 
 // noRemote is the remote buffer of a send: none.
 var noRemote RMRTriplet
@@ -124,5 +126,32 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) b
 		r.unreserve()
 		return false
 	}
+	return true
+}
+
+// usualRecv is a receive as usualSegment checks it: its segment allows
+// local writes; it has no remote buffer.
+var usualRecv = requestOp{name: recvOp, need: MemPrivLocalWrite}
+
+// recvUsual is batchUsual for receive k of a batch on the EP's own receive
+// queue: when rv is a usual receive (one segment that usualSegment takes,
+// CompletionDefault, on an RC EP without SRQ that has a receive EVD) it
+// reserves its slot, makes it work request k and reports true; otherwise
+// it changes nothing, and postRecvs checks rv the long way. Caller holds
+// r.mu and has found that receives are not flushed at post.
+func (ep *EP) recvUsual(r *fifoRing, k int, rv *Recv) bool {
+	if len(rv.LocalIOV) != 1 || rv.Flags != CompletionDefault || ep.ud != nil || ep.srq != nil ||
+		ep.attr.MaxRecvIOV < 1 || ep.recvEVD == nil || r.full() {
+		return false
+	}
+	t := &rv.LocalIOV[0]
+	l := ep.usualSegment(t, &usualRecv, &noRemote)
+	if l == nil || l.freed.Load() {
+		return false
+	}
+	seq := r.reserve(rv.Cookie, uint64(t.SegmentLength), DTOReceive, true)
+	sge := r.sgeSlot(k)[:1]
+	sge[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}
+	r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
 	return true
 }
