@@ -50,6 +50,9 @@ func dtStart(t *testing.T, bin, pass string, args ...string) *dtestport.Proc {
 	t.Logf("started %s", p.Name)
 	t.Cleanup(func() {
 		p.Kill()
+		if err := p.CrashedAfterPass(); err != nil {
+			t.Logf("%s crashed after it passed (OFA DAPL at exit, not udat): %v", p.Name, err)
+		}
 		if t.Failed() || testing.Verbose() {
 			t.Logf("output of %s:\n%s", p.Name, p.Output())
 		}

@@ -2,6 +2,7 @@ package dtestport
 
 import (
 	"net/netip"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,4 +34,14 @@ func TestRMREncoding(t *testing.T) {
 	EncodeRMR(b, r)
 	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0x10, 0, 0, 0, 2, 0x6d}, b)
 	require.Equal(t, r, DecodeRMR(b))
+}
+
+// crashSignal tells a crash from a nonzero status and from a kill.
+func TestCrashSignal(t *testing.T) {
+	exit := func(script string) error { return exec.Command("sh", "-c", script).Run() }
+	require.True(t, crashSignal(exit("kill -SEGV $$")), "SIGSEGV")
+	require.True(t, crashSignal(exit("kill -ABRT $$")), "SIGABRT")
+	require.False(t, crashSignal(exit("kill -KILL $$")), "SIGKILL: Kill's, or the run limit's")
+	require.False(t, crashSignal(exit("exit 3")), "a nonzero status")
+	require.False(t, crashSignal(nil))
 }

@@ -304,7 +304,7 @@ func (s *dtestsrq) disconnect() {
 			case err == nil:
 				fail("async event %v for %v, want EP_BROKEN for the disconnected EP", ae.Number, ae.Async.Handle)
 			case udat.CodeOf(err).Type() != udat.TimeoutExpired:
-				fail("waiting for EP_BROKEN: %w", err)
+				fail("waiting for EP_BROKEN: %w (%v)", err, context.Cause(s.ctx))
 			case s.server && s.o.PeerWaitsEPBroken:
 				s.res.Stalled = true
 			}
