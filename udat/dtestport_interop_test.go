@@ -50,8 +50,8 @@ func dtStart(t *testing.T, bin, pass string, args ...string) *dtestport.Proc {
 	t.Logf("started %s", p.Name)
 	t.Cleanup(func() {
 		p.Kill()
-		if err := p.CrashedAfterPass(); err != nil {
-			t.Logf("%s crashed after it passed (OFA DAPL at exit, not udat): %v", p.Name, err)
+		if err := p.CrashedAtExit(); err != nil {
+			t.Logf("%s crashed closing its IA or exiting, its work done (OFA DAPL, not udat): %v", p.Name, err)
 		}
 		if t.Failed() || testing.Verbose() {
 			t.Logf("output of %s:\n%s", p.Name, p.Output())
