@@ -101,7 +101,7 @@ func Start(bin, pass string, args ...string) (*Proc, error) {
 		switch {
 		case err != nil && !crashed:
 			p.fail(fmt.Errorf("%s: %w", p.Name, err))
-		case !strings.Contains(out, pass):
+		case !crashed && !strings.Contains(out, pass):
 			p.fail(fmt.Errorf("%s exited without %q", p.Name, pass))
 		default:
 			time.AfterFunc(20*time.Second, func() { p.fail(fmt.Errorf("%s exited 20 s ago", p.Name)) })
