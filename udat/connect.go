@@ -189,7 +189,7 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	if timeout != TimeoutInfinite {
 		d := time.Duration(timeout) * time.Microsecond
 		rt = min(rt, max(d, time.Millisecond))
-		ep.timer = time.AfterFunc(d, func() { ep.connectTimedOut(id) })
+		ep.timer = time.AfterFunc(d, func() { ep.timedOut(id, EPStateActiveConnectionPending, EventConnectionTimedOut) })
 	}
 	var src netip.AddrPort
 	if ia.addr.IsValid() {
@@ -230,16 +230,18 @@ func (ep *EP) DupConnect(dupEP *EP, timeout Timeout, privateData []byte, qos QoS
 	return ep.connect(op, netip.AddrPortFrom(remote.Addr(), ConnQualPort(qual)), qual, timeout, privateData, qos, 0)
 }
 
-// connectTimedOut ends a connection attempt that took longer than the
-// Consumer's timeout.
-func (ep *EP) connectTimedOut(id *cverbs.CMID) {
+// timedOut ends what the EP's timer bounded, if the EP is still in state
+// pending on the same connection: a connection attempt that took longer
+// than the Consumer's timeout (TIMED_OUT), or a disconnect whose answer did
+// not come in time (DISCONNECTED, its outstanding DTOs flushed).
+func (ep *EP) timedOut(id *cverbs.CMID, pending EPState, ev EventNumber) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	if ep.cmid != id || ep.getState() != EPStateActiveConnectionPending {
+	if ep.cmid != id || ep.getState() != pending {
 		return
 	}
 	ep.timer = nil
-	ep.failLocked(EventConnectionTimedOut, nil)
+	ep.failLocked(ev, nil)
 }
 
 // abruptDisconnectWait is how long an abrupt Disconnect waits for the
@@ -250,18 +252,6 @@ func (ep *EP) connectTimedOut(id *cverbs.CMID) {
 // DISCONNECTED event for as long as the connection manager resends its
 // disconnect request: 70 s on Soft-RoCE.
 const abruptDisconnectWait = 250 * time.Millisecond
-
-// disconnectTimedOut ends a disconnect whose answer did not come in time:
-// the DTOs still outstanding are flushed and the EP is DISCONNECTED.
-func (ep *EP) disconnectTimedOut(id *cverbs.CMID) {
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.cmid != id || ep.getState() != EPStateDisconnectPending {
-		return
-	}
-	ep.timer = nil
-	ep.failLocked(EventConnectionDisconnected, nil)
-}
 
 // failLocked ends a connection attempt or a connection: the EP becomes
 // DISCONNECTED, its QP flushes, and the event is posted once. Caller holds
@@ -536,7 +526,7 @@ func (ep *EP) Disconnect(flags CloseFlags) error {
 		if flags == CloseGracefulFlag {
 			wait = ep.attr.DeadPeerTimeout()
 		}
-		ep.timer = time.AfterFunc(wait, func() { ep.disconnectTimedOut(id) })
+		ep.timer = time.AfterFunc(wait, func() { ep.timedOut(id, EPStateDisconnectPending, EventConnectionDisconnected) })
 		return nil
 	case EPStateDisconnectPending:
 		if flags == CloseAbruptFlag {
