@@ -114,8 +114,7 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) b
 	}
 	t := &req.LocalIOV[0]
 	o := &requestOps[req.Op]
-	l := ep.usualSegment(t, o, &req.Remote)
-	if l == nil || l.dead() {
+	if ep.usualSegment(t, o, &req.Remote) == nil {
 		return false
 	}
 	n := t.SegmentLength
@@ -145,8 +144,7 @@ func (ep *EP) recvUsual(r *fifoRing, k int, rv *Recv) bool {
 		return false
 	}
 	t := &rv.LocalIOV[0]
-	l := ep.usualSegment(t, &usualRecv, &noRemote)
-	if l == nil || l.freed.Load() {
+	if ep.usualSegment(t, &usualRecv, &noRemote) == nil {
 		return false
 	}
 	seq := r.reserve(rv.Cookie, uint64(t.SegmentLength), DTOReceive, true)
