@@ -237,7 +237,8 @@ type cgoCQ struct {
 	ctx *Context
 	ch  *CompChannel
 	cqe int
-	id  uintptr // the C CQ's context: tells this CQ from a later one at its address
+	id  uintptr  // the C CQ's context: tells this CQ from a later one at its address
+	rxe rxeQueue // the queue itself on Soft-RoCE (rxe.go), polled without the verbs
 }
 
 // cqIDs numbers the CQs.
@@ -269,7 +270,7 @@ func (c *Context) NewCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if ccq == nil {
 		return nil, errnoErr(op, err)
 	}
-	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, cqe: int(ccq.cqe), id: id}}
+	cq := &CQ{cgoCQ{cq: ccq, ctx: c, ch: ch, cqe: int(ccq.cqe), id: id, rxe: findRXECQ(ccq)}}
 	cqRegistry.add(unsafe.Pointer(ccq), cq)
 	return cq, nil
 }
@@ -298,7 +299,7 @@ func (cq *CQ) Close() error {
 	if rc := C.ibv_destroy_cq(ccq); rc != 0 {
 		return opErr("ibv_destroy_cq", int(rc))
 	}
-	cq.cq = nil
+	cq.cq, cq.rxe = nil, rxeQueue{}
 	cqRegistry.del(unsafe.Pointer(ccq), cq)
 	return nil
 }
@@ -317,7 +318,10 @@ func (cq *CQ) Resize(cqe int) error {
 	if cq.cq == nil {
 		return closedErr(op)
 	}
-	if rc := C.ibv_resize_cq(cq.cq, C.int(cqe)); rc != 0 {
+	// librxe maps the resized queue anew.
+	rc := C.ibv_resize_cq(cq.cq, C.int(cqe))
+	cq.rxe = findRXECQ(cq.cq)
+	if rc != 0 {
 		return opErr(op, int(rc))
 	}
 	cq.cqe = int(cq.cq.cqe)
@@ -361,6 +365,12 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 		cq.mu.Unlock()
 		return 0, closedErr("ibv_poll_cq")
 	}
+	if cq.rxe.buf != nil {
+		n := cq.rxe.poll(wc[:min(len(wc), maxPoll)])
+		cq.mu.Unlock()
+		immToHost(wc[:n])
+		return n, nil
+	}
 	// wc is Go memory without pointers, which C may write during the call
 	// (the cgo rules); as a uintptr it costs no pointer check.
 	n := int(C.cverbs_poll_cq(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(min(len(wc), maxPoll)),
@@ -396,17 +406,31 @@ func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed boo
 		cq.mu.Unlock()
 		return 0, false, closedErr(op)
 	}
+	wc = wc[:min(len(wc), maxPoll)]
+	first := 0
+	if cq.rxe.buf != nil {
+		// Polled here; the crossing below only when the CQ must be armed.
+		if first = cq.rxe.poll(wc); first >= need || first == len(wc) {
+			cq.mu.Unlock()
+			immToHost(wc[:first])
+			return first, false, nil
+		}
+	}
 	so := C.int(0)
 	if solicitedOnly {
 		so = 1
 	}
 	var carmed, notifyRC C.int
-	n := int(C.cverbs_poll_arm(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(min(len(wc), maxPoll)),
-		C.uintptr_t(uintptr(unsafe.Pointer(&wc[0]))), C.int(need), so, &carmed, &notifyRC))
+	n := int(C.cverbs_poll_arm(C.uintptr_t(uintptr(unsafe.Pointer(cq.cq))), C.int(len(wc)-first),
+		C.uintptr_t(uintptr(unsafe.Pointer(&wc[first]))), C.int(need-first), so, &carmed, &notifyRC))
 	cq.mu.Unlock()
 	if n < 0 {
-		return 0, carmed != 0, opErr(op, int(syscall.EIO))
+		n = 0
+		if first == 0 {
+			return 0, carmed != 0, opErr(op, int(syscall.EIO))
+		}
 	}
+	n += first
 	immToHost(wc[:n])
 	if notifyRC != 0 {
 		err = opErr("ibv_req_notify_cq", int(notifyRC))

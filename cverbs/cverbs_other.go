@@ -141,6 +141,9 @@ func (b RecvBatch) Cancel()                     {}
 
 func (pd *PD) NewQP(attr QPInitAttr) (*QP, error)     { return nil, unsupported("ibv_create_qp") }
 func (qp *QP) Num() uint32                            { return 0 }
+func (qp *QP) Direct() bool                           { return false }
+func (srq *SRQ) Direct() bool                         { return false }
+func (cq *CQ) Direct() bool                           { return false }
 func (qp *QP) Cap() QPCap                             { return QPCap{} }
 func (qp *QP) SRQ() *SRQ                              { return nil }
 func (qp *QP) Close() error                           { return nil }

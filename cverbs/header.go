@@ -10,3 +10,6 @@ import _ "embed" // for go:embed
 //
 //go:embed include/cverbs.h
 var cHeader string
+
+//go:embed include/cverbs_rxe.h
+var cHeaderRXE string

@@ -334,4 +334,5 @@ func sockaddrRoundTrip(t *testing.T, ap netip.AddrPort) netip.AddrPort {
 // The embedded header is the one cgo compiles (see header.go).
 func TestHeaderEmbedded(t *testing.T) {
 	assert.Contains(t, cHeader, "cverbs_post_send")
+	assert.Contains(t, cHeaderRXE, "cverbs_rxe_send_queue")
 }

@@ -61,6 +61,9 @@ type sendQueue struct {
 	// one is PostSendOne's work request (depth > 0 and maxSGE > 0: the QP
 	// can take it).
 	one *C.struct_cverbs_one_wr
+	// rxe is the queue itself on Soft-RoCE (rxe.go), posted to without
+	// the verbs.
+	rxe rxeSend
 }
 
 // cuptr passes a pointer to C memory as a uintptr_t: cgo checks pointer
@@ -106,6 +109,7 @@ func (q *sendQueue) alloc(depth, maxSGE int) bool {
 }
 
 func (q *sendQueue) free() {
+	q.rxe.free()
 	C.free(unsafe.Pointer(q.wrs))
 	C.free(unsafe.Pointer(q.one))
 	cfree(q.descs)
@@ -233,6 +237,15 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
+	if q.rxe.buf != nil {
+		wr := rxeSendWR{id: id, remoteAddr: remoteAddr, opcode: uint32(sendOpcodes[op]), flags: uint32(flags), rkey: rkey}
+		rc := q.rxe.put(&wr, []SGE{sge})
+		if e := q.rxe.ring(); e != 0 {
+			rc = e
+		}
+		q.mu.Unlock()
+		return opErr(name, int(rc))
+	}
 	// The lock keeps Close away while the QP is in use, and w to this post.
 	w.wr.wr_id, w.wr.opcode, w.wr.send_flags = C.uint64_t(id), sendOpcodes[op], C.uint(flags)
 	rdma := (*C.struct_cverbs_rdma)(unsafe.Pointer(&w.wr.wr))
@@ -276,6 +289,14 @@ func (b SendBatch) Post(n int) (int, error) {
 		}
 		return 0, nil
 	}
+	if q.rxe.buf != nil {
+		bad, rc := q.rxe.post(q, n)
+		q.mu.Unlock()
+		if rc != 0 {
+			return bad, opErr(op, int(rc))
+		}
+		return n, nil
+	}
 	res := C.cverbs_post_send(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(q.wrs)),
 		cuptr(unsafe.Pointer(unsafe.SliceData(q.descs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), C.int(n))
 	q.mu.Unlock()
@@ -297,6 +318,7 @@ type recvQueue struct {
 	sges   []SGE
 	depth  int
 	maxSGE int
+	rxe    rxeRecv // the queue itself on Soft-RoCE (rxe.go)
 }
 
 func (q *recvQueue) alloc(depth, maxSGE int) bool {
@@ -311,6 +333,7 @@ func (q *recvQueue) alloc(depth, maxSGE int) bool {
 }
 
 func (q *recvQueue) free() {
+	q.rxe = rxeRecv{}
 	cfree(q.wrs)
 	cfree(q.sges)
 	q.wrs, q.sges = nil, nil
@@ -402,6 +425,14 @@ func (b RecvBatch) Post(n int) (int, error) {
 			return 0, opErr(b.op(), int(syscall.ENOMEM))
 		}
 		return 0, nil
+	}
+	if q.rxe.buf != nil {
+		bad, rc := q.rxe.post(q, n)
+		q.mu.Unlock()
+		if rc != 0 {
+			return bad, opErr(b.op(), int(rc))
+		}
+		return n, nil
 	}
 	wrs, sges := cuptr(unsafe.Pointer(unsafe.SliceData(q.wrs))), cuptr(unsafe.Pointer(unsafe.SliceData(q.sges)))
 	var res C.struct_cverbs_post_result

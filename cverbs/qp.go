@@ -85,6 +85,12 @@ func newQP(cqp *C.struct_ibv_qp, init *C.struct_ibv_qp_init_attr, pd *PD, srq *S
 		qp.sq.free()
 		return nil, false
 	}
+	if !qp.sq.ud {
+		qp.sq.rxe = findRXESend(cqp, &qp.cap)
+		if srq == nil {
+			qp.rq.rxe = findRXERecv(cqp, &qp.cap)
+		}
+	}
 	qpRegistry.add(unsafe.Pointer(cqp), qp)
 	return qp, true
 }

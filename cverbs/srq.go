@@ -44,6 +44,7 @@ func (pd *PD) NewSRQ(a SRQInitAttr) (*SRQ, error) {
 		C.ibv_destroy_srq(csrq)
 		return nil, opErr(op, int(syscall.ENOMEM))
 	}
+	srq.rq.rxe = findRXESRQ(csrq)
 	srqRegistry.add(unsafe.Pointer(csrq), srq)
 	return srq, nil
 }
@@ -82,6 +83,10 @@ func (srq *SRQ) Resize(maxWR int) error {
 		return err
 	}
 	defer srq.mu.Unlock()
+	// Posts wait: librxe maps the resized queue anew.
+	srq.rq.mu.Lock()
+	defer srq.rq.mu.Unlock()
+	defer func() { srq.rq.rxe = findRXESRQ(c) }()
 	if rc := C.cverbs_modify_srq(c, C.uint32_t(maxWR), 0, C.IBV_SRQ_MAX_WR); rc != 0 {
 		return opErr(op, int(rc))
 	}
@@ -90,8 +95,6 @@ func (srq *SRQ) Resize(maxWR int) error {
 	if C.cverbs_query_srq(c, &wr, &sge, &lim) != 0 {
 		wr = C.uint32_t(maxWR)
 	}
-	srq.rq.mu.Lock()
-	defer srq.rq.mu.Unlock()
 	if n := max(int(wr), maxWR); n > srq.rq.depth {
 		var nq recvQueue
 		if nq.alloc(n, srq.rq.maxSGE) {
