@@ -238,8 +238,11 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		return opErr(name, int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil {
-		wr := rxeSendWR{id: id, remoteAddr: remoteAddr, opcode: uint32(sendOpcodes[op]), flags: uint32(flags), rkey: rkey}
-		rc := q.rxe.put(&wr, []SGE{sge})
+		// The batch's first descriptor is free while the lock is held.
+		d := &q.descs[0]
+		d.wr_id, d.remote_addr, d.rkey, d.imm = C.uint64_t(id), C.uint64_t(remoteAddr), C.uint32_t(rkey), 0
+		d.opcode, d.send_flags = C.uint32_t(sendOpcodes[op]), C.uint32_t(flags)
+		rc := q.rxe.put(d, []SGE{sge})
 		if e := q.rxe.ring(); e != 0 {
 			rc = e
 		}

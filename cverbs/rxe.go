@@ -56,7 +56,7 @@ func (q *rxeQueue) consumer() *uint32 { return (*uint32)(unsafe.Add(q.buf, C.CVE
 
 // slot returns the element at index i.
 func (q *rxeQueue) slot(i uint32) unsafe.Pointer {
-	return unsafe.Add(q.buf, C.CVERBS_RXE_HEAD+uintptr(i)<<q.shift)
+	return unsafe.Add(q.buf, C.CVERBS_RXE_HEAD+uintptr(i)<<(q.shift&31))
 }
 
 // full reports whether the producer has no slot left (the index is ours,
@@ -89,12 +89,6 @@ type rxeSend struct {
 	maxInline uint32
 }
 
-// rxeSendWR is a work request as the direct path takes it.
-type rxeSendWR struct {
-	id, remoteAddr, compareAdd, swap uint64
-	opcode, flags, imm, rkey         uint32
-}
-
 // findRXESend finds qp's send queue on rxe (the zero rxeSend when the QP
 // takes the verbs).
 func findRXESend(qp *C.struct_ibv_qp, c *QPCap) rxeSend {
@@ -112,9 +106,10 @@ func (s *rxeSend) free() {
 	*s = rxeSend{}
 }
 
-// put writes one work request into the send queue and publishes it, as
-// librxe's post_one_send does, with its checks and its errors.
-func (s *rxeSend) put(wr *rxeSendWR, sgl []SGE) syscall.Errno {
+// put writes the work request of descriptor d and segments sgl into the
+// send queue and publishes it, as librxe's post_one_send does, with its
+// checks and its errors.
+func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 	if uint32(len(sgl)) > s.maxSGE {
 		return syscall.EINVAL
 	}
@@ -122,40 +117,45 @@ func (s *rxeSend) put(wr *rxeSendWR, sgl []SGE) syscall.Errno {
 	for i := range sgl {
 		length += sgl[i].Length
 	}
-	atomicOp := wr.opcode == C.IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == C.IBV_WR_ATOMIC_FETCH_AND_ADD
-	if atomicOp && (length < 8 || wr.remoteAddr&7 != 0) {
+	opcode, flags, remoteAddr := uint32(d.opcode), uint32(d.send_flags), uint64(d.remote_addr)
+	atomicOp := opcode == C.IBV_WR_ATOMIC_CMP_AND_SWP || opcode == C.IBV_WR_ATOMIC_FETCH_AND_ADD
+	if atomicOp && (length < 8 || remoteAddr&7 != 0) {
 		return syscall.EINVAL
 	}
-	inline := wr.flags&C.IBV_SEND_INLINE != 0
+	inline := flags&C.IBV_SEND_INLINE != 0
 	if inline && length > s.maxInline {
 		return syscall.EINVAL
 	}
 	prod := *s.producer() // only this side writes it, under the queue's lock
 	w := s.slot(prod)
 	*(*[C.CVERBS_RXE_SEND_WR_SIZE]byte)(w) = [C.CVERBS_RXE_SEND_WR_SIZE]byte{}
-	at64(w, C.CVERBS_RXE_WR_ID, wr.id)
-	at32(w, C.CVERBS_RXE_WR_OPCODE, wr.opcode)
-	at32(w, C.CVERBS_RXE_WR_FLAGS, wr.flags)
-	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(wr.imm))
-	switch wr.opcode {
+	at64(w, C.CVERBS_RXE_WR_ID, uint64(d.wr_id))
+	at32(w, C.CVERBS_RXE_WR_OPCODE, opcode)
+	at32(w, C.CVERBS_RXE_WR_FLAGS, flags)
+	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(uint32(d.imm)))
+	switch opcode {
 	case C.IBV_WR_RDMA_WRITE, C.IBV_WR_RDMA_WRITE_WITH_IMM, C.IBV_WR_RDMA_READ:
-		at64(w, C.CVERBS_RXE_RDMA_ADDR, wr.remoteAddr)
-		at32(w, C.CVERBS_RXE_RDMA_RKEY, wr.rkey)
+		at64(w, C.CVERBS_RXE_RDMA_ADDR, remoteAddr)
+		at32(w, C.CVERBS_RXE_RDMA_RKEY, uint32(d.rkey))
 	case C.IBV_WR_ATOMIC_CMP_AND_SWP, C.IBV_WR_ATOMIC_FETCH_AND_ADD:
-		at64(w, C.CVERBS_RXE_ATOMIC_ADDR, wr.remoteAddr)
-		at64(w, C.CVERBS_RXE_ATOMIC_COMPARE, wr.compareAdd)
-		at64(w, C.CVERBS_RXE_ATOMIC_SWAP, wr.swap)
-		at32(w, C.CVERBS_RXE_ATOMIC_RKEY, wr.rkey)
+		at64(w, C.CVERBS_RXE_ATOMIC_ADDR, remoteAddr)
+		at64(w, C.CVERBS_RXE_ATOMIC_COMPARE, uint64(d.compare_add))
+		at64(w, C.CVERBS_RXE_ATOMIC_SWAP, uint64(d.swap))
+		at32(w, C.CVERBS_RXE_ATOMIC_RKEY, uint32(d.rkey))
 	}
-	if inline {
-		data := unsafe.Slice((*byte)(unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)), length)
+	payload := unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)
+	switch {
+	case !inline:
+		copy(unsafe.Slice((*SGE)(payload), len(sgl)), sgl)
+	case len(sgl) == 1:
+		copy(unsafe.Slice((*byte)(payload), length), cmem(sgl[0].Addr, length))
+	default:
+		data := unsafe.Slice((*byte)(payload), length)
 		for i := range sgl {
 			data = data[copy(data, cmem(sgl[i].Addr, sgl[i].Length)):]
 		}
-	} else {
-		copy(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)), len(sgl)), sgl)
 	}
-	at64(w, C.CVERBS_RXE_SEND_IOVA, wr.remoteAddr) // wr.rdma and wr.atomic both start with it
+	at64(w, C.CVERBS_RXE_SEND_IOVA, remoteAddr) // wr.rdma and wr.atomic both start with it
 	dma := (*C.struct_rxe_dma_info)(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA))
 	dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
 	dma.num_sge, dma.sge_offset = C.__u32(len(sgl)), 0
@@ -170,9 +170,12 @@ func (s *rxeSend) put(wr *rxeSendWR, sgl []SGE) syscall.Errno {
 }
 
 // ring tells the kernel that the send queue has new work: librxe's
-// post_send_db, a POST_SEND command without work requests.
+// post_send_db, a POST_SEND command without work requests. The write does
+// not block: rxe runs or schedules its requester and returns, so it goes
+// without the scheduler's bookkeeping of a blocking system call, which
+// would cost as much as the cgo crossing it replaces.
 func (s *rxeSend) ring() syscall.Errno {
-	n, _, e := syscall.Syscall(syscall.SYS_WRITE, s.fd, uintptr(unsafe.Pointer(s.doorbell)), C.CVERBS_RXE_DOORBELL_LEN)
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, s.fd, uintptr(unsafe.Pointer(s.doorbell)), C.CVERBS_RXE_DOORBELL_LEN)
 	if e == 0 && n != C.CVERBS_RXE_DOORBELL_LEN {
 		e = syscall.EIO
 	}
@@ -187,10 +190,7 @@ func (s *rxeSend) post(q *sendQueue, n int) (int, syscall.Errno) {
 	bad, rc := n, syscall.Errno(0)
 	for i := range q.descs[:n] {
 		d := &q.descs[i]
-		wr := rxeSendWR{id: uint64(d.wr_id), remoteAddr: uint64(d.remote_addr), compareAdd: uint64(d.compare_add),
-			swap: uint64(d.swap), opcode: uint32(d.opcode), flags: uint32(d.send_flags), imm: uint32(d.imm),
-			rkey: uint32(d.rkey)}
-		if rc = s.put(&wr, q.sges[i*q.maxSGE:i*q.maxSGE+int(d.num_sge)]); rc != 0 {
+		if rc = s.put(d, q.sges[i*q.maxSGE:i*q.maxSGE+int(d.num_sge)]); rc != 0 {
 			bad = i
 			break
 		}
