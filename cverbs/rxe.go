@@ -22,8 +22,17 @@ import (
 // (include/cverbs_rxe.h says how the queues are found and checked). A
 // 64-byte RDMA write then costs about a third fewer user-space instructions.
 // Every other device, and any rxe queue that fails the checks, takes the
-// verbs. UDAPL_RXE_DIRECT=0 in the environment turns the direct path off.
-var rxeDirect = os.Getenv("UDAPL_RXE_DIRECT") != "0"
+// verbs, as does an rdma-core release other than those of
+// include/cverbs_rxe.h. UDAPL_RXE_DIRECT=0 in the environment turns the
+// direct path off.
+var rxeDirect = os.Getenv("UDAPL_RXE_DIRECT") != "0" && rxeRelease(rdmaCoreRelease)
+
+// rdmaCoreRelease is the rdma-core release in use (0: not known).
+var rdmaCoreRelease = int(C.cverbs_rdma_core_release())
+
+// rxeRelease reports whether the direct path knows librxe's objects in
+// rdma-core release r.
+func rxeRelease(r int) bool { return r >= C.CVERBS_RXE_FIRST && r <= C.CVERBS_RXE_LAST }
 
 // The SGE layout is struct rxe_sge's too: the direct path copies SGEs into
 // work queue entries as they are.
@@ -82,7 +91,7 @@ func cmem(addr uint64, n uint32) []byte {
 // rxeSend is an RC QP's send queue on rxe.
 type rxeSend struct {
 	rxeQueue
-	ssn       *C.uint
+	ssn       *C.uint // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
 	doorbell  *C.struct_cverbs_rxe_doorbell
 	fd        uintptr
 	maxSGE    uint32
@@ -94,7 +103,7 @@ type rxeSend struct {
 func findRXESend(qp *C.struct_ibv_qp, c *QPCap) rxeSend {
 	var q C.struct_cverbs_rxe_queue
 	if !rxeDirect || c.MaxSendWR == 0 ||
-		C.cverbs_rxe_send_queue(qp, C.uint32_t(c.MaxSendSGE), C.uint32_t(c.MaxInline), &q) == 0 {
+		C.cverbs_rxe_send_queue(qp, C.uint32_t(c.MaxSendSGE), C.uint32_t(c.MaxInline), C.int(rdmaCoreRelease), &q) == 0 {
 		return rxeSend{}
 	}
 	return rxeSend{rxeQueue: newRXEQueue(&q), ssn: q.ssn, doorbell: q.doorbell, fd: uintptr(q.fd),
@@ -160,8 +169,10 @@ func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 	dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
 	dma.num_sge, dma.sge_offset = C.__u32(len(sgl)), 0
 	at32(w, C.CVERBS_RXE_SEND_STATE, 0)
-	at32(w, C.CVERBS_RXE_SEND_SSN, uint32(*s.ssn))
-	*s.ssn++
+	if s.ssn != nil {
+		at32(w, C.CVERBS_RXE_SEND_SSN, uint32(*s.ssn))
+		*s.ssn++
+	}
 	if s.full(prod) {
 		return syscall.ENOMEM
 	}

@@ -5,6 +5,7 @@ package cverbs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,16 @@ import (
 // onRXE reports whether the rig's device is Soft-RoCE, where every RC QP,
 // SRQ and CQ must take the direct path of rxe.go.
 func onRXE(r *rig) bool { return strings.HasPrefix(r.ctx.Name(), "rxe") && rxeDirect }
+
+// The direct path knows the rdma-core release in use, from the file name
+// of the libibverbs the package is linked with.
+func TestRDMACoreRelease(t *testing.T) {
+	assert.Positive(t, rdmaCoreRelease, "the release of libibverbs.so.1.14.NN.0")
+	assert.False(t, rxeRelease(43))
+	assert.True(t, rxeRelease(44))
+	assert.True(t, rxeRelease(64))
+	assert.False(t, rxeRelease(65))
+}
 
 // TestRXEDirectFound: on rxe the direct path is taken for RC QPs (made by
 // hand and by rdma_cm), SRQs and CQs, resized ones included, and never for
@@ -82,7 +93,8 @@ func sameQueues(what string, a, b *rxeQueue, n uint32) error {
 func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 	r := newRig(t)
 	if !onRXE(r) {
-		t.Skipf("not applicable: %s is not Soft-RoCE, which alone has the direct path", r.ctx.Name())
+		t.Skipf("not applicable: no direct path on %s (Soft-RoCE only; rdma-core %d; UDAPL_RXE_DIRECT=%q)",
+			r.ctx.Name(), rdmaCoreRelease, os.Getenv("UDAPL_RXE_DIRECT"))
 	}
 	verbs, direct := r.newQPEnd(t, endOpts{}), r.newQPEnd(t, endOpts{})
 	for _, e := range []*end{verbs, direct} {

@@ -11,11 +11,13 @@
  * (cverbs/rxe.go) and saves the cgo crossing and librxe's call.
  *
  * Where the queue is, librxe keeps in its private objects (providers/rxe/
- * rxe.h): the mirrors below are their leading fields as of rdma-core 44-64.
- * Every queue found through them is checked against the kernel's own header
- * of it (element size, slot count, mapping size, indexes in range) and
- * against the capabilities the create call returned; anything that does not
- * match leaves the object on the verbs path.
+ * rxe.h): the mirrors below are their leading fields in rdma-core 44 to 64
+ * (44 alone keeps a send sequence counter, ssn, and writes it into each
+ * WQE; later releases leave it out); other releases take the verbs. Every queue found through them is checked
+ * against the kernel's own header of it (element size, slot count, mapping
+ * size, indexes in range) and against the capabilities the create call
+ * returned; anything that does not match leaves the object on the verbs
+ * path.
  */
 #ifndef CVERBS_RXE_H
 #define CVERBS_RXE_H
@@ -23,7 +25,9 @@
 #include "cverbs.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -77,7 +81,7 @@ struct cverbs_rxe_doorbell {
 /* What Go needs of a queue, and of a send queue's QP. */
 struct cverbs_rxe_queue {
 	void *buf;                  /* struct rxe_queue_buf */
-	unsigned int *ssn;          /* send queues: librxe's send sequence counter */
+	unsigned int *ssn;          /* send queues: librxe's send sequence counter, if any */
 	enum ibv_qp_state *state;   /* QP receive queues: the QP's state */
 	struct cverbs_rxe_doorbell *doorbell; /* send queues */
 	uint32_t max_sge;
@@ -112,6 +116,28 @@ enum {
 	CVERBS_RXE_RECV_SGE = offsetof(struct rxe_recv_wqe, dma.sge),
 };
 
+/* The rdma-core releases whose librxe objects the mirrors above match. */
+enum { CVERBS_RXE_FIRST = 44, CVERBS_RXE_NO_SSN = 45, CVERBS_RXE_LAST = 64 };
+
+/* cverbs_rdma_core_release is the rdma-core release of the libibverbs in
+ * use (44 for libibverbs.so.1.14.44.0; librxe comes from the same one), 0
+ * when its file name does not say. */
+static inline int cverbs_rdma_core_release(void)
+{
+	Dl_info info;
+	char path[PATH_MAX];
+	const char *base;
+	unsigned int major, minor, release;
+
+	if (!dladdr((void *)ibv_open_device, &info) || !info.dli_fname || !realpath(info.dli_fname, path))
+		return 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (sscanf(base, "libibverbs.so.%u.%u.%u", &major, &minor, &release) != 3)
+		return 0;
+	return (int)release;
+}
+
 /* cverbs_is_rxe reports whether ctx's verbs are librxe's. */
 static inline int cverbs_is_rxe(struct ibv_context *ctx)
 {
@@ -142,8 +168,9 @@ static inline int cverbs_rxe_queue_ok(const struct rxe_queue_buf *q, const struc
 }
 
 /* cverbs_rxe_send_queue finds an RC QP's send queue; max_sge and max_inline
- * are the capabilities its create call returned. 0 if it is not one. */
-static inline int cverbs_rxe_send_queue(struct ibv_qp *qp, uint32_t max_sge, uint32_t max_inline,
+ * are the capabilities its create call returned, release rdma-core's
+ * (cverbs_rdma_core_release). 0 if it is not one. */
+static inline int cverbs_rxe_send_queue(struct ibv_qp *qp, uint32_t max_sge, uint32_t max_inline, int release,
 					struct cverbs_rxe_queue *out)
 {
 	struct cverbs_rxe_qp *r = (struct cverbs_rxe_qp *)qp;
@@ -165,7 +192,7 @@ static inline int cverbs_rxe_send_queue(struct ibv_qp *qp, uint32_t max_sge, uin
 	db->cmd.qp_handle = qp->handle;
 	db->cmd.wqe_size = sizeof(struct ibv_send_wr);
 	out->buf = r->sq.queue;
-	out->ssn = &r->ssn;
+	out->ssn = release < CVERBS_RXE_NO_SSN ? &r->ssn : NULL;
 	out->state = NULL;
 	out->doorbell = db;
 	out->max_sge = max_sge;
