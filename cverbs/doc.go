@@ -14,6 +14,15 @@
 // struct ibv_wc field for field. Neither path allocates Go memory, and C
 // never keeps a Go pointer.
 //
+// On Soft-RoCE (rxe) the batch goes without the cgo call: Go writes the
+// work requests into the queues librxe shares with the kernel, in the
+// kernel's layout, rings the send doorbell with a write(2) of its own and
+// reads completions from the CQ's queue (rxe.go; QP.Direct, SRQ.Direct and
+// CQ.Direct say which objects do). The queues are found in librxe's
+// objects as rdma-core 44 to 64 lay them out and checked before use; any
+// other device or release takes the verbs, as does every object when the
+// environment sets UDAPL_RXE_DIRECT=0.
+//
 // Waiting for completions or connection events goes through Go's netpoller:
 // the channel file descriptors are non-blocking, so a waiting goroutine does
 // not hold an OS thread, and every wait takes a context.Context. A waiter

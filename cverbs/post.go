@@ -238,11 +238,7 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		return opErr(name, int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil {
-		// The batch's first descriptor is free while the lock is held.
-		d := &q.descs[0]
-		d.wr_id, d.remote_addr, d.rkey, d.imm = C.uint64_t(id), C.uint64_t(remoteAddr), C.uint32_t(rkey), 0
-		d.opcode, d.send_flags = C.uint32_t(sendOpcodes[op]), C.uint32_t(flags)
-		rc := q.rxe.put(d, []SGE{sge})
+		rc := q.rxe.putOne(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
 		if e := q.rxe.ring(); e != 0 {
 			rc = e
 		}

@@ -41,6 +41,9 @@ var (
 	_ [C.sizeof_struct_rxe_sge - unsafe.Sizeof(SGE{})]struct{}
 	_ [unsafe.Offsetof(SGE{}.LKey) - unsafe.Offsetof(C.struct_rxe_sge{}.lkey)]struct{}
 	_ [unsafe.Offsetof(C.struct_rxe_sge{}.lkey) - unsafe.Offsetof(SGE{}.LKey)]struct{}
+	// wr.rdma and wr.atomic both start with the remote address (begin).
+	_ [C.CVERBS_RXE_RDMA_ADDR - C.CVERBS_RXE_ATOMIC_ADDR]struct{}
+	_ [C.CVERBS_RXE_ATOMIC_ADDR - C.CVERBS_RXE_RDMA_ADDR]struct{}
 	// A CQ entry (struct ib_uverbs_wc) is copied into a WC as it is.
 	_ [unsafe.Sizeof(WC{}) - C.sizeof_struct_ib_uverbs_wc]struct{}
 	_ [C.sizeof_struct_ib_uverbs_wc - unsafe.Sizeof(WC{})]struct{}
@@ -91,8 +94,8 @@ func cmem(addr uint64, n uint32) []byte {
 // rxeSend is an RC QP's send queue on rxe.
 type rxeSend struct {
 	rxeQueue
-	ssn       *C.uint // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
-	doorbell  *C.struct_cverbs_rxe_doorbell
+	ssn       *uint32 // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
+	doorbell  unsafe.Pointer // struct cverbs_rxe_doorbell, in C memory
 	fd        uintptr
 	maxSGE    uint32
 	maxInline uint32
@@ -106,12 +109,12 @@ func findRXESend(qp *C.struct_ibv_qp, c *QPCap) rxeSend {
 		C.cverbs_rxe_send_queue(qp, C.uint32_t(c.MaxSendSGE), C.uint32_t(c.MaxInline), C.int(rdmaCoreRelease), &q) == 0 {
 		return rxeSend{}
 	}
-	return rxeSend{rxeQueue: newRXEQueue(&q), ssn: q.ssn, doorbell: q.doorbell, fd: uintptr(q.fd),
+	return rxeSend{rxeQueue: newRXEQueue(&q), ssn: (*uint32)(unsafe.Pointer(q.ssn)), doorbell: unsafe.Pointer(q.doorbell), fd: uintptr(q.fd),
 		maxSGE: uint32(q.max_sge), maxInline: uint32(q.max_inline)}
 }
 
 func (s *rxeSend) free() {
-	C.free(unsafe.Pointer(s.doorbell))
+	C.free(s.doorbell)
 	*s = rxeSend{}
 }
 
@@ -135,42 +138,75 @@ func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 	if inline && length > s.maxInline {
 		return syscall.EINVAL
 	}
-	prod := *s.producer() // only this side writes it, under the queue's lock
-	w := s.slot(prod)
-	*(*[C.CVERBS_RXE_SEND_WR_SIZE]byte)(w) = [C.CVERBS_RXE_SEND_WR_SIZE]byte{}
-	at64(w, C.CVERBS_RXE_WR_ID, uint64(d.wr_id))
-	at32(w, C.CVERBS_RXE_WR_OPCODE, opcode)
-	at32(w, C.CVERBS_RXE_WR_FLAGS, flags)
-	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(uint32(d.imm)))
+	w, prod := s.begin(uint64(d.wr_id), opcode, flags, uint32(d.imm), remoteAddr)
 	switch opcode {
 	case C.IBV_WR_RDMA_WRITE, C.IBV_WR_RDMA_WRITE_WITH_IMM, C.IBV_WR_RDMA_READ:
-		at64(w, C.CVERBS_RXE_RDMA_ADDR, remoteAddr)
 		at32(w, C.CVERBS_RXE_RDMA_RKEY, uint32(d.rkey))
 	case C.IBV_WR_ATOMIC_CMP_AND_SWP, C.IBV_WR_ATOMIC_FETCH_AND_ADD:
-		at64(w, C.CVERBS_RXE_ATOMIC_ADDR, remoteAddr)
 		at64(w, C.CVERBS_RXE_ATOMIC_COMPARE, uint64(d.compare_add))
 		at64(w, C.CVERBS_RXE_ATOMIC_SWAP, uint64(d.swap))
 		at32(w, C.CVERBS_RXE_ATOMIC_RKEY, uint32(d.rkey))
 	}
 	payload := unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)
-	switch {
-	case !inline:
+	if !inline {
 		copy(unsafe.Slice((*SGE)(payload), len(sgl)), sgl)
-	case len(sgl) == 1:
-		copy(unsafe.Slice((*byte)(payload), length), cmem(sgl[0].Addr, length))
-	default:
+	} else {
 		data := unsafe.Slice((*byte)(payload), length)
 		for i := range sgl {
 			data = data[copy(data, cmem(sgl[i].Addr, sgl[i].Length)):]
 		}
 	}
-	at64(w, C.CVERBS_RXE_SEND_IOVA, remoteAddr) // wr.rdma and wr.atomic both start with it
+	return s.end(w, prod, length, len(sgl))
+}
+
+// putOne is put for PostSendOne's work request: a send, RDMA write or RDMA
+// read of one segment without immediate data.
+func (s *rxeSend) putOne(id uint64, opcode, flags uint32, sge SGE, remoteAddr uint64, rkey uint32) syscall.Errno {
+	inline := flags&C.IBV_SEND_INLINE != 0
+	if inline && sge.Length > s.maxInline {
+		return syscall.EINVAL
+	}
+	w, prod := s.begin(id, opcode, flags, 0, remoteAddr)
+	if opcode != C.IBV_WR_SEND {
+		at32(w, C.CVERBS_RXE_RDMA_RKEY, rkey)
+	}
+	payload := unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)
+	if !inline {
+		*(*SGE)(payload) = sge
+	} else {
+		copy(unsafe.Slice((*byte)(payload), sge.Length), cmem(sge.Addr, sge.Length))
+	}
+	return s.end(w, prod, sge.Length, 1)
+}
+
+// begin starts the work request at the producer index as librxe's
+// convert_send_wr does: the request cleared, then its common fields. The
+// remote address goes where RDMA operations and atomics both keep it (for
+// a send, librxe copies it there too, into the WQE's iova).
+func (s *rxeSend) begin(id uint64, opcode, flags, imm uint32, remoteAddr uint64) (unsafe.Pointer, uint32) {
+	prod := *s.producer() // only this side writes it, under the queue's lock
+	w := s.slot(prod)
+	*(*[C.CVERBS_RXE_SEND_WR_SIZE]byte)(w) = [C.CVERBS_RXE_SEND_WR_SIZE]byte{}
+	at64(w, C.CVERBS_RXE_WR_ID, id)
+	at32(w, C.CVERBS_RXE_WR_OPCODE, opcode)
+	at32(w, C.CVERBS_RXE_WR_FLAGS, flags)
+	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(imm))
+	if opcode != C.IBV_WR_SEND && opcode != C.IBV_WR_SEND_WITH_IMM {
+		at64(w, C.CVERBS_RXE_RDMA_ADDR, remoteAddr)
+	}
+	at64(w, C.CVERBS_RXE_SEND_IOVA, remoteAddr)
+	return w, prod
+}
+
+// end completes the work request begun at prod (its transfer state, its
+// sequence number) and publishes it, unless the queue is full.
+func (s *rxeSend) end(w unsafe.Pointer, prod, length uint32, segments int) syscall.Errno {
 	dma := (*C.struct_rxe_dma_info)(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA))
 	dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
-	dma.num_sge, dma.sge_offset = C.__u32(len(sgl)), 0
+	dma.num_sge, dma.sge_offset = C.__u32(segments), 0
 	at32(w, C.CVERBS_RXE_SEND_STATE, 0)
 	if s.ssn != nil {
-		at32(w, C.CVERBS_RXE_SEND_SSN, uint32(*s.ssn))
+		at32(w, C.CVERBS_RXE_SEND_SSN, *s.ssn)
 		*s.ssn++
 	}
 	if s.full(prod) {
@@ -186,7 +222,7 @@ func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 // without the scheduler's bookkeeping of a blocking system call, which
 // would cost as much as the cgo crossing it replaces.
 func (s *rxeSend) ring() syscall.Errno {
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, s.fd, uintptr(unsafe.Pointer(s.doorbell)), C.CVERBS_RXE_DOORBELL_LEN)
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_RXE_DOORBELL_LEN)
 	if e == 0 && n != C.CVERBS_RXE_DOORBELL_LEN {
 		e = syscall.EIO
 	}

@@ -3,6 +3,7 @@
 package cverbs
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -149,8 +150,15 @@ func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 		chunk := wrs[i:min(i+7, len(wrs))]
 		both(fmt.Sprintf("batch at %d", i), func(qp *QP) (int, error) { return qp.PostSend(chunk) })
 	}
-	both("PostSendOne", func(qp *QP) (int, error) {
-		return 1, qp.PostSendOne(99, OpRDMAWrite, SendSignaled|SendInline, b.sge(3, 40), b.addr(64), b.mr.RKey)
+	for i, op := range []SendOp{OpSend, OpRDMAWrite, OpRDMARead} {
+		for j, f := range []SendFlags{0, SendSignaled | SendInline, SendInline} {
+			both(fmt.Sprintf("PostSendOne %v %#x", op, f), func(qp *QP) (int, error) {
+				return 1, qp.PostSendOne(uint64(99+i*3+j), op, f, b.sge(3+i, 40+j), b.addr(64*i), b.mr.RKey)
+			})
+		}
+	}
+	both("PostSendOne, inline beyond the limit", func(qp *QP) (int, error) {
+		return 1, qp.PostSendOne(1, OpSend, SendInline, b.sge(0, direct.qp.Cap().MaxInline+1), 0, 0)
 	})
 	bad := []struct {
 		what string
@@ -188,4 +196,147 @@ func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 		both(fmt.Sprintf("receive batch %d", i), func(qp *QP) (int, error) { return qp.PostRecv(recvs) })
 	}
 	assert.NoError(t, sameQueues("receive queue", &vrq.rxeQueue, &drq.rxeQueue, vrq.mask+1))
+}
+
+// The kernel's layout of an rxe queue (rdma_user_rxe.h), written out here
+// so that the host tests below check the offsets the direct path takes
+// from the C headers against the ABI: a 384-byte header with the producer
+// index at 128 and the consumer index at 256, then the slots.
+const (
+	fakeHead     = 384
+	fakeProducer = 128
+	fakeConsumer = 256
+)
+
+// fakeQueue is an rxe queue of slots elements of 1<<shift bytes in Go
+// memory, for the tests that need no device.
+func fakeQueue(slots int, shift uint32) (rxeQueue, []byte) {
+	mem := make([]byte, fakeHead+slots<<shift)
+	return rxeQueue{buf: unsafe.Pointer(&mem[0]), mask: uint32(slots - 1), shift: shift}, mem
+}
+
+func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+
+// TestRXEDirectOnFakeQueues runs the direct path's post and poll over
+// queues in Go memory, the doorbell a pipe: the WQEs land at the ABI's
+// offsets, the indexes move, a full queue stops the batch at the right
+// request, and a poll wraps around the ring.
+func TestRXEDirectOnFakeQueues(t *testing.T) {
+	var pipe [2]int
+	require.NoError(t, syscall.Pipe2(pipe[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK))
+	defer syscall.Close(pipe[0])
+	defer syscall.Close(pipe[1])
+
+	qp := &QP{}
+	require.True(t, qp.sq.alloc(4, 2))
+	defer func() { qp.sq.rxe = rxeSend{}; qp.sq.free() }() // the fake's memory is Go's
+	sq, mem := fakeQueue(8, 8)
+	var ssn uint32
+	doorbell := make([]byte, 64)
+	qp.sq.rxe = rxeSend{rxeQueue: sq, ssn: &ssn, doorbell: unsafe.Pointer(&doorbell[0]),
+		fd: uintptr(pipe[1]), maxSGE: 2, maxInline: 64}
+
+	payload := []byte("inline payload!!")
+	post := func(wrs ...SendWR) (int, error) {
+		qp.sq.mu.Lock()
+		b := SendBatch{qp}
+		for i := range wrs {
+			require.NoError(t, b.Set(i, &wrs[i]))
+		}
+		return b.Post(len(wrs))
+	}
+	n, err := post(
+		SendWR{ID: 0x1111, Op: OpRDMAWriteImm, Flags: SendSignaled, Imm: 0x01020304, RemoteAddr: 0xa000, RKey: 0x77,
+			SGL: []SGE{{Addr: 0x5000, Length: 10, LKey: 9}, {Addr: 0x6000, Length: 6, LKey: 8}}},
+		SendWR{ID: 0x2222, Op: OpAtomicFetchAdd, RemoteAddr: 0xb008, RKey: 0x66, CompareAdd: 5, Swap: 6,
+			SGL: []SGE{{Addr: 0x7000, Length: 8, LKey: 7}}},
+		SendWR{ID: 0x3333, Op: OpSend, Flags: SendInline,
+			SGL: []SGE{{Addr: uint64(uintptr(unsafe.Pointer(&payload[0]))), Length: uint32(len(payload))}}},
+	)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	assert.Equal(t, uint32(3), le32(mem, fakeProducer))
+	assert.Equal(t, uint32(3), ssn)
+
+	w := mem[fakeHead:]
+	assert.Equal(t, uint64(0x1111), le64(w, 0), "wr_id")
+	assert.Equal(t, uint32(sendOpcodes[OpRDMAWriteImm]), le32(w, 12), "opcode")
+	assert.Equal(t, uint32(SendSignaled), le32(w, 16), "send_flags")
+	assert.Equal(t, []byte{1, 2, 3, 4}, w[20:24], "immediate data, in network order")
+	assert.Equal(t, uint64(0xa000), le64(w, 24), "wr.rdma.remote_addr")
+	assert.Equal(t, uint32(0x77), le32(w, 32), "wr.rdma.rkey")
+	assert.Equal(t, uint64(0xa000), le64(w, 152), "iova")
+	assert.Equal(t, []uint32{16, 16, 0, 2, 0}, []uint32{le32(w, 184), le32(w, 188), le32(w, 192), le32(w, 196), le32(w, 200)},
+		"dma length, resid, cur_sge, num_sge, sge_offset")
+	assert.Equal(t, []uint64{0x5000, 10 | 9<<32, 0x6000, 6 | 8<<32}, []uint64{le64(w, 208), le64(w, 216), le64(w, 224), le64(w, 232)}, "segments")
+	assert.Equal(t, uint32(0), le32(w, 176), "ssn")
+
+	w = mem[fakeHead+256:]
+	assert.Equal(t, uint64(0xb008), le64(w, 24), "wr.atomic.remote_addr")
+	assert.Equal(t, []uint64{5, 6}, []uint64{le64(w, 32), le64(w, 40)}, "compare_add, swap")
+	assert.Equal(t, uint32(0x66), le32(w, 48), "wr.atomic.rkey")
+	assert.Equal(t, uint32(1), le32(w, 176), "ssn")
+
+	w = mem[fakeHead+512:]
+	assert.Equal(t, payload, w[208:208+len(payload)], "inline data")
+	assert.Equal(t, uint32(len(payload)), le32(w, 184))
+
+	got := make([]byte, 128)
+	nr, err := syscall.Read(pipe[0], got)
+	require.NoError(t, err)
+	assert.Equal(t, 32, nr, "one doorbell for the batch, as long as librxe's")
+
+	// 8 slots hold 7: four more fill the ring, and the next finds no room.
+	filler := SendWR{Op: OpSend, SGL: []SGE{{Addr: 0x5000, Length: 1}}}
+	n, err = post(filler, filler, filler, filler)
+	assert.Equal(t, 4, n)
+	assert.NoError(t, err)
+	n, err = post(filler)
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, syscall.ENOMEM)
+	assert.Equal(t, uint32(7), le32(mem, fakeProducer))
+	binary.LittleEndian.PutUint32(mem[fakeConsumer:], 7) // the kernel took them all
+
+	// Inline data beyond the limit stops the batch where librxe would.
+	n, err = post(filler, SendWR{Op: OpSend, Flags: SendInline, SGL: []SGE{{Addr: 0x5000, Length: 65}}})
+	assert.Equal(t, 1, n)
+	assert.ErrorIs(t, err, syscall.EINVAL)
+
+	// A doorbell that fails reports nothing posted, as librxe does.
+	qp.sq.rxe.fd = ^uintptr(0)
+	n, err = post(filler)
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, syscall.EBADF)
+
+	// Completions: two at the end of a four-slot ring and one after it.
+	cq, cmem := fakeQueue(4, 6)
+	for i, slot := range []int{3, 0, 1} {
+		binary.LittleEndian.PutUint64(cmem[fakeHead+slot<<6:], uint64(100+i))
+	}
+	binary.LittleEndian.PutUint32(cmem[fakeConsumer:], 3)
+	binary.LittleEndian.PutUint32(cmem[fakeProducer:], 2)
+	wc := make([]WC, 2)
+	require.Equal(t, 2, cq.poll(wc))
+	assert.Equal(t, []uint64{100, 101}, []uint64{wc[0].WRID, wc[1].WRID})
+	assert.Equal(t, uint32(1), le32(cmem, fakeConsumer))
+	require.Equal(t, 1, cq.poll(wc))
+	assert.Equal(t, uint64(102), wc[0].WRID)
+	assert.Equal(t, 0, cq.poll(wc), "empty")
+
+	// Receives: the WQE at the ABI's offsets, and a full queue.
+	rq, rmem := fakeQueue(2, 7)
+	var q recvQueue
+	require.True(t, q.alloc(2, 2))
+	defer q.free()
+	q.wrs[0].wr_id, q.wrs[0].num_sge = 0x4444, 2
+	q.sges[0], q.sges[1] = SGE{Addr: 0x8000, Length: 32, LKey: 1}, SGE{Addr: 0x9000, Length: 16, LKey: 2}
+	r := rxeRecv{rxeQueue: rq, maxSGE: 2}
+	n2, e := r.post(&q, 2)
+	assert.Equal(t, 1, n2, "a two-slot ring holds one")
+	assert.Equal(t, syscall.ENOMEM, e)
+	w = rmem[fakeHead:]
+	assert.Equal(t, uint64(0x4444), le64(w, 0))
+	assert.Equal(t, []uint32{48, 48, 0, 2, 0}, []uint32{le32(w, 16), le32(w, 20), le32(w, 24), le32(w, 28), le32(w, 32)})
+	assert.Equal(t, []uint64{0x8000, 32 | 1<<32, 0x9000, 16 | 2<<32}, []uint64{le64(w, 40), le64(w, 48), le64(w, 56), le64(w, 64)})
 }
