@@ -148,9 +148,12 @@ func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 		at32(w, C.CVERBS_RXE_ATOMIC_RKEY, uint32(d.rkey))
 	}
 	payload := unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)
-	if !inline {
+	switch {
+	case !inline:
 		copy(unsafe.Slice((*SGE)(payload), len(sgl)), sgl)
-	} else {
+	case len(sgl) == 1: // the usual inline request, in one move
+		copy(unsafe.Slice((*byte)(payload), length), cmem(sgl[0].Addr, length))
+	default:
 		data := unsafe.Slice((*byte)(payload), length)
 		for i := range sgl {
 			data = data[copy(data, cmem(sgl[i].Addr, sgl[i].Length)):]
