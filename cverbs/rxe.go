@@ -94,7 +94,7 @@ func cmem(addr uint64, n uint32) []byte {
 // rxeSend is an RC QP's send queue on rxe.
 type rxeSend struct {
 	rxeQueue
-	ssn       *uint32 // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
+	ssn       *uint32        // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
 	doorbell  unsafe.Pointer // struct cverbs_rxe_doorbell, in C memory
 	fd        uintptr
 	maxSGE    uint32

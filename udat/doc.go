@@ -88,8 +88,9 @@
 // peers only; see ud.go for the header the connections carry.
 //
 // Beyond DAT, EP.PostRequests, EP.PostRecvs and SRQ.PostRecvs post a batch
-// of DTOs with one call into the provider (one cgo crossing, and on
-// Soft-RoCE one system call, per 128 DTOs), with the checks of the single
+// of DTOs with one call into the provider (one cgo crossing per 128 DTOs;
+// on Soft-RoCE none, and one system call, see package cverbs), with the
+// checks of the single
 // calls; they return how many were posted. Sends and RDMA writes of up to 64 bytes are posted
 // inline, as in the C reference.
 //
