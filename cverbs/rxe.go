@@ -20,7 +20,7 @@ import (
 // the work requests into the queues librxe shares with the kernel and reads
 // the completions from them, in the kernel's layout, exactly as librxe does
 // (include/cverbs_rxe.h says how the queues are found and checked). A
-// 64-byte RDMA write then costs about a third fewer user-space instructions.
+// 64-byte RDMA write then costs about a quarter fewer user-space instructions.
 // Every other device, and any rxe queue that fails the checks, takes the
 // verbs, as does an rdma-core release other than those of
 // include/cverbs_rxe.h. UDAPL_RXE_DIRECT=0 in the environment turns the
