@@ -97,13 +97,16 @@ test-2host: deps
 
 # The soak (crosshost/soak_test.go, issue 27): a mixed load across the pair
 # for SOAK while a schedule of faults runs (loss, link down, the peer process
-# killed, the peer's rxe re-created), then the accounting table. Not part of
-# make test. SOAK=60s for a short run.
+# killed, the peer's rxe re-created), then the accounting table. make test
+# runs it for 60 s (test-soak); SOAK=10m is the long run.
 SOAK ?= 10m
 soak: deps
 	UDAPL_SOAK=$(SOAK) UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 60m -v -exec $(PAIREXEC) -run '^TestSoak$$' ./crosshost/
 
-test: vet build-other test-host test-vm test-race test-2host test-612 test-siw test-summary
+test-soak:
+	$(MAKE) soak SOAK=60s
+
+test: vet build-other test-host test-vm test-race test-2host test-soak test-612 test-siw test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
