@@ -234,8 +234,9 @@ func (s *rxeSend) ring() syscall.Errno {
 
 // post posts descriptors 0 to n-1 of q as Post does through the verbs: the
 // work requests up to the first that fails, then the doorbell. It returns
-// the index of the failed one (n if none) and the error: the doorbell's
-// first, as librxe gives it, with nothing counted as posted.
+// the index of the failed one (n if none) and the error, the doorbell's
+// before a request's, as librxe does; when only the doorbell failed, the
+// index is 0, as the verbs report it.
 func (s *rxeSend) post(q *sendQueue, n int) (int, syscall.Errno) {
 	bad, rc := n, syscall.Errno(0)
 	for i := range q.descs[:n] {

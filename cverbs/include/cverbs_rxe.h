@@ -13,11 +13,11 @@
  * Where the queue is, librxe keeps in its private objects (providers/rxe/
  * rxe.h): the mirrors below are their leading fields in rdma-core 44 to 64
  * (44 alone keeps a send sequence counter, ssn, and writes it into each
- * WQE; later releases leave it out); other releases take the verbs. Every queue found through them is checked
- * against the kernel's own header of it (element size, slot count, mapping
- * size, indexes in range) and against the capabilities the create call
- * returned; anything that does not match leaves the object on the verbs
- * path.
+ * WQE; later releases leave it out); other releases take the verbs. Every
+ * queue found through them is checked against the kernel's own header of
+ * it (element size, slot count, mapping size, indexes in range) and against
+ * the capabilities the create call returned; anything that does not match
+ * leaves the object on the verbs path.
  */
 #ifndef CVERBS_RXE_H
 #define CVERBS_RXE_H
@@ -112,8 +112,8 @@ enum {
 	CVERBS_RXE_SEND_SGE = offsetof(struct rxe_send_wqe, dma.sge),
 	CVERBS_RXE_RECV_ID = offsetof(struct rxe_recv_wqe, wr_id),
 	CVERBS_RXE_RECV_DMA = offsetof(struct rxe_recv_wqe, dma),
-	CVERBS_RXE_DOORBELL_LEN = sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_post_send),
 	CVERBS_RXE_RECV_SGE = offsetof(struct rxe_recv_wqe, dma.sge),
+	CVERBS_RXE_DOORBELL_LEN = sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_post_send),
 };
 
 /* The rdma-core releases whose librxe objects the mirrors above match. */
