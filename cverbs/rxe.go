@@ -86,6 +86,14 @@ func (q *rxeQueue) advance(prod uint32) {
 func at64(p unsafe.Pointer, off uintptr, v uint64) { *(*uint64)(unsafe.Add(p, off)) = v }
 func at32(p unsafe.Pointer, off uintptr, v uint32) { *(*uint32)(unsafe.Add(p, off)) = v }
 
+// startDMA sets a WQE's transfer state (struct rxe_dma_info) to its start:
+// length bytes in segments segments, none moved yet.
+func startDMA(p unsafe.Pointer, length, segments uint32) {
+	dma := (*C.struct_rxe_dma_info)(p)
+	dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
+	dma.num_sge, dma.sge_offset = C.__u32(segments), 0
+}
+
 // cmem is the memory at a registered address, which the caller owns.
 func cmem(addr uint64, n uint32) []byte {
 	return unsafe.Slice(*(**byte)(unsafe.Pointer(&addr)), n)
@@ -204,9 +212,7 @@ func (s *rxeSend) begin(id uint64, opcode, flags, imm uint32, remoteAddr uint64)
 // end completes the work request begun at prod (its transfer state, its
 // sequence number) and publishes it, unless the queue is full.
 func (s *rxeSend) end(w unsafe.Pointer, prod, length uint32, segments int) syscall.Errno {
-	dma := (*C.struct_rxe_dma_info)(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA))
-	dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
-	dma.num_sge, dma.sge_offset = C.__u32(segments), 0
+	startDMA(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA), length, uint32(segments))
 	at32(w, C.CVERBS_RXE_SEND_STATE, 0)
 	if s.ssn != nil {
 		at32(w, C.CVERBS_RXE_SEND_SSN, *s.ssn)
@@ -304,9 +310,7 @@ func (r *rxeRecv) post(q *recvQueue, n int) (int, syscall.Errno) {
 			length += sgl[j].Length
 		}
 		copy(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_RECV_SGE)), num), sgl)
-		dma := (*C.struct_rxe_dma_info)(unsafe.Add(w, C.CVERBS_RXE_RECV_DMA))
-		dma.length, dma.resid, dma.cur_sge = C.__u32(length), C.__u32(length), 0
-		dma.num_sge, dma.sge_offset = C.__u32(num), 0
+		startDMA(unsafe.Add(w, C.CVERBS_RXE_RECV_DMA), length, num)
 		r.advance(prod)
 	}
 	return n, 0
