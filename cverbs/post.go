@@ -130,6 +130,7 @@ func (qp *QP) BeginSend() (SendBatch, error) {
 		qp.sq.mu.Unlock()
 		return SendBatch{}, closedErr(op)
 	}
+	qp.sq.rxe.start()
 	return SendBatch{qp}, nil
 }
 
@@ -174,6 +175,7 @@ func (b SendBatch) Set(i int, wr *SendWR) error {
 		send_flags:  C.uint32_t(wr.Flags),
 		num_sge:     C.int32_t(len(wr.SGL)),
 	}
+	q.putRXE(i, wr.SGL)
 	return nil
 }
 
@@ -197,7 +199,17 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 	d.opcode = C.uint32_t(sendOpcodes[op])
 	d.send_flags = C.uint32_t(flags)
 	d.num_sge = C.int32_t(len(sgl))
+	q.putRXE(i, sgl)
 	return nil
+}
+
+// putRXE writes descriptor i, with its segments sgl, into its slot on
+// Soft-RoCE.
+func (q *sendQueue) putRXE(i int, sgl []SGE) {
+	if q.rxe.buf != nil && !q.rxe.stopped(i) {
+		rc, written := q.rxe.put(i, &q.descs[i], sgl)
+		q.rxe.note(i, rc, written)
+	}
 }
 
 // SetSGE makes work request i of the batch a send, RDMA write or RDMA read
@@ -209,6 +221,13 @@ func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE,
 	q := &b.qp.sq
 	if uint(i) >= uint(len(q.descs)) || q.maxSGE == 0 || q.ud || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
 		return opErr("ibv_post_send", int(syscall.EINVAL))
+	}
+	if q.rxe.buf != nil {
+		if !q.rxe.stopped(i) {
+			rc, written := q.rxe.putSGE(i, id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
+			q.rxe.note(i, rc, written)
+		}
+		return nil
 	}
 	q.sges[i*q.maxSGE] = sge
 	d := &q.descs[i]
@@ -232,18 +251,27 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		q.mu.Unlock()
 		return closedErr(name)
 	}
-	w := q.one
-	if q.ud || w == nil || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+	if op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
 		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
-	if q.rxe.buf != nil {
-		rc := q.rxe.putOne(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
+	if q.rxe.buf != nil { // an RC QP's send queue
+		rc, written := q.rxe.putSGE(0, id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
+		n := 0
+		if rc == 0 {
+			n = 1
+		}
+		q.rxe.publish(n, rc != 0 && written)
 		if e := q.rxe.ring(); e != 0 {
 			rc = e
 		}
 		q.mu.Unlock()
 		return opErr(name, int(rc))
+	}
+	w := q.one
+	if q.ud || w == nil {
+		q.mu.Unlock()
+		return opErr(name, int(syscall.EINVAL))
 	}
 	// The lock keeps Close away while the QP is in use, and w to this post.
 	w.wr.wr_id, w.wr.opcode, w.wr.send_flags = C.uint64_t(id), sendOpcodes[op], C.uint(flags)
@@ -289,7 +317,7 @@ func (b SendBatch) Post(n int) (int, error) {
 		return 0, nil
 	}
 	if q.rxe.buf != nil {
-		bad, rc := q.rxe.post(q, n)
+		bad, rc := q.rxe.post(n)
 		q.mu.Unlock()
 		if rc != 0 {
 			return bad, opErr(op, int(rc))

@@ -9,11 +9,14 @@ package cverbs
 import "C"
 
 import (
+	"math"
 	"math/bits"
 	"os"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // On Soft-RoCE, posts and polls skip the cgo crossing and librxe: Go writes
@@ -99,7 +102,9 @@ func cmem(addr uint64, n uint32) []byte {
 	return unsafe.Slice(*(**byte)(unsafe.Pointer(&addr)), n)
 }
 
-// rxeSend is an RC QP's send queue on rxe.
+// rxeSend is an RC QP's send queue on rxe. A batch's work requests are
+// written straight into their slots, after the producer index, as they are
+// set; Post publishes them and rings the doorbell.
 type rxeSend struct {
 	rxeQueue
 	ssn       *uint32        // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
@@ -107,6 +112,25 @@ type rxeSend struct {
 	fd        uintptr
 	maxSGE    uint32
 	maxInline uint32
+	// room is how many slots after the producer index were free when last
+	// looked at: the kernel only frees more.
+	room uint32
+	// failed is the first work request of the batch that librxe's
+	// post_one_send refuses: Post stops there, and no request after it is
+	// written, as none is in librxe.
+	failed rxeFailure
+	// ssnBase is *ssn as the last post left it: request i of a batch is
+	// numbered ssnBase+i.
+	ssnBase uint32
+}
+
+// rxeFailure is a work request of a batch that librxe refuses.
+type rxeFailure struct {
+	at  int // its index; math.MaxInt: none
+	err syscall.Errno
+	// written: librxe wrote and numbered it before it found the queue
+	// full.
+	written bool
 }
 
 // findRXESend finds qp's send queue on rxe (the zero rxeSend when the QP
@@ -117,8 +141,12 @@ func findRXESend(qp *C.struct_ibv_qp, c *QPCap) rxeSend {
 		C.cverbs_rxe_send_queue(qp, C.uint32_t(c.MaxSendSGE), C.uint32_t(c.MaxInline), C.int(rdmaCoreRelease), &q) == 0 {
 		return rxeSend{}
 	}
-	return rxeSend{rxeQueue: newRXEQueue(&q), ssn: (*uint32)(unsafe.Pointer(q.ssn)), doorbell: unsafe.Pointer(q.doorbell), fd: uintptr(q.fd),
+	s := rxeSend{rxeQueue: newRXEQueue(&q), ssn: (*uint32)(unsafe.Pointer(q.ssn)), doorbell: unsafe.Pointer(q.doorbell), fd: uintptr(q.fd),
 		maxSGE: uint32(q.max_sge), maxInline: uint32(q.max_inline)}
+	if s.ssn != nil {
+		s.ssnBase = *s.ssn
+	}
+	return s
 }
 
 func (s *rxeSend) free() {
@@ -126,27 +154,59 @@ func (s *rxeSend) free() {
 	*s = rxeSend{}
 }
 
-// put writes the work request of descriptor d and segments sgl into the
-// send queue and publishes it, as librxe's post_one_send does, with its
-// checks and its errors.
-func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
+// wqe returns the slot of work request i of the batch, i slots after the
+// producer index, and whether the queue is full there (librxe's
+// queue_full: the slot can be written but not published). nil: the kernel
+// still owns the slot.
+func (s *rxeSend) wqe(i int) (unsafe.Pointer, bool) {
+	prod := *s.producer() // only this side writes it, under the queue's lock
+	if uint32(i) >= s.room {
+		s.room = (atomic.LoadUint32(s.consumer()) - prod - 1) & s.mask
+		if uint32(i) > s.room {
+			return nil, true
+		}
+	}
+	return s.slot((prod + uint32(i)) & s.mask), uint32(i) == s.room
+}
+
+// start begins a batch: no work request refused yet.
+func (s *rxeSend) start() { s.failed = rxeFailure{at: math.MaxInt} }
+
+// stopped reports whether work request i comes after one that failed: it
+// is not written.
+func (s *rxeSend) stopped(i int) bool { return i > s.failed.at }
+
+// note records the outcome of writing work request i.
+func (s *rxeSend) note(i int, rc syscall.Errno, written bool) {
+	if rc != 0 {
+		s.failed = rxeFailure{at: i, err: rc, written: written}
+	}
+}
+
+// put writes descriptor d with segments sgl as work request i of the
+// batch, as librxe's post_one_send does, with its checks and its errors.
+// written: the slot was written (even if the queue turned out full).
+func (s *rxeSend) put(i int, d *C.struct_cverbs_send_desc, sgl []SGE) (rc syscall.Errno, written bool) {
 	if uint32(len(sgl)) > s.maxSGE {
-		return syscall.EINVAL
+		return syscall.EINVAL, false
 	}
 	var length uint32
-	for i := range sgl {
-		length += sgl[i].Length
+	for j := range sgl {
+		length += sgl[j].Length
 	}
 	opcode, flags, remoteAddr := uint32(d.opcode), uint32(d.send_flags), uint64(d.remote_addr)
 	atomicOp := opcode == C.IBV_WR_ATOMIC_CMP_AND_SWP || opcode == C.IBV_WR_ATOMIC_FETCH_AND_ADD
 	if atomicOp && (length < 8 || remoteAddr&7 != 0) {
-		return syscall.EINVAL
+		return syscall.EINVAL, false
 	}
 	inline := flags&C.IBV_SEND_INLINE != 0
 	if inline && length > s.maxInline {
-		return syscall.EINVAL
+		return syscall.EINVAL, false
 	}
-	w, prod := s.begin(uint64(d.wr_id), opcode, flags, uint32(d.imm), remoteAddr)
+	w, full := s.begin(i, uint64(d.wr_id), opcode, flags, uint32(d.imm), remoteAddr)
+	if w == nil {
+		return syscall.ENOMEM, false
+	}
 	switch opcode {
 	case C.IBV_WR_RDMA_WRITE, C.IBV_WR_RDMA_WRITE_WITH_IMM, C.IBV_WR_RDMA_READ:
 		at32(w, C.CVERBS_RXE_RDMA_RKEY, uint32(d.rkey))
@@ -163,21 +223,24 @@ func (s *rxeSend) put(d *C.struct_cverbs_send_desc, sgl []SGE) syscall.Errno {
 		copy(unsafe.Slice((*byte)(payload), length), cmem(sgl[0].Addr, length))
 	default:
 		data := unsafe.Slice((*byte)(payload), length)
-		for i := range sgl {
-			data = data[copy(data, cmem(sgl[i].Addr, sgl[i].Length)):]
+		for j := range sgl {
+			data = data[copy(data, cmem(sgl[j].Addr, sgl[j].Length)):]
 		}
 	}
-	return s.end(w, prod, length, len(sgl))
+	return s.finish(w, i, full, length, len(sgl)), true
 }
 
-// putOne is put for PostSendOne's work request: a send, RDMA write or RDMA
-// read of one segment without immediate data.
-func (s *rxeSend) putOne(id uint64, opcode, flags uint32, sge SGE, remoteAddr uint64, rkey uint32) syscall.Errno {
+// putSGE is put for the usual work request: a send, RDMA write or RDMA
+// read of one segment without immediate data (SetSGE, PostSendOne).
+func (s *rxeSend) putSGE(i int, id uint64, opcode, flags uint32, sge SGE, remoteAddr uint64, rkey uint32) (rc syscall.Errno, written bool) {
 	inline := flags&C.IBV_SEND_INLINE != 0
 	if inline && sge.Length > s.maxInline {
-		return syscall.EINVAL
+		return syscall.EINVAL, false
 	}
-	w, prod := s.begin(id, opcode, flags, 0, remoteAddr)
+	w, full := s.begin(i, id, opcode, flags, 0, remoteAddr)
+	if w == nil {
+		return syscall.ENOMEM, false
+	}
 	if opcode != C.IBV_WR_SEND {
 		at32(w, C.CVERBS_RXE_RDMA_RKEY, rkey)
 	}
@@ -187,16 +250,19 @@ func (s *rxeSend) putOne(id uint64, opcode, flags uint32, sge SGE, remoteAddr ui
 	} else {
 		copy(unsafe.Slice((*byte)(payload), sge.Length), cmem(sge.Addr, sge.Length))
 	}
-	return s.end(w, prod, sge.Length, 1)
+	return s.finish(w, i, full, sge.Length, 1), true
 }
 
-// begin starts the work request at the producer index as librxe's
-// convert_send_wr does: the request cleared, then its common fields. The
-// remote address goes where RDMA operations and atomics both keep it (for
-// a send, librxe copies it there too, into the WQE's iova).
-func (s *rxeSend) begin(id uint64, opcode, flags, imm uint32, remoteAddr uint64) (unsafe.Pointer, uint32) {
-	prod := *s.producer() // only this side writes it, under the queue's lock
-	w := s.slot(prod)
+// begin starts work request i in its slot as librxe's convert_send_wr
+// does: the request cleared, then its common fields. The remote address
+// goes where RDMA operations and atomics both keep it (for a send, librxe
+// copies it there too, into the WQE's iova). A nil slot: the kernel still
+// owns it.
+func (s *rxeSend) begin(i int, id uint64, opcode, flags, imm uint32, remoteAddr uint64) (unsafe.Pointer, bool) {
+	w, full := s.wqe(i)
+	if w == nil {
+		return nil, true
+	}
 	*(*[C.CVERBS_RXE_SEND_WR_SIZE]byte)(w) = [C.CVERBS_RXE_SEND_WR_SIZE]byte{}
 	at64(w, C.CVERBS_RXE_WR_ID, id)
 	at32(w, C.CVERBS_RXE_WR_OPCODE, opcode)
@@ -206,23 +272,40 @@ func (s *rxeSend) begin(id uint64, opcode, flags, imm uint32, remoteAddr uint64)
 		at64(w, C.CVERBS_RXE_RDMA_ADDR, remoteAddr)
 	}
 	at64(w, C.CVERBS_RXE_SEND_IOVA, remoteAddr)
-	return w, prod
+	return w, full
 }
 
-// end completes the work request begun at prod (its transfer state, its
-// sequence number) and publishes it, unless the queue is full.
-func (s *rxeSend) end(w unsafe.Pointer, prod, length uint32, segments int) syscall.Errno {
+// finish completes work request i, begun in slot w, with its transfer
+// state and its number; in a full queue it stays unpublished (ENOMEM), as
+// in librxe.
+func (s *rxeSend) finish(w unsafe.Pointer, i int, full bool, length uint32, segments int) syscall.Errno {
 	startDMA(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA), length, uint32(segments))
 	at32(w, C.CVERBS_RXE_SEND_STATE, 0)
 	if s.ssn != nil {
-		at32(w, C.CVERBS_RXE_SEND_SSN, *s.ssn)
-		*s.ssn++
+		at32(w, C.CVERBS_RXE_SEND_SSN, s.ssnBase+uint32(i))
 	}
-	if s.full(prod) {
+	if full {
 		return syscall.ENOMEM
 	}
-	s.advance(prod)
 	return 0
+}
+
+// publish hands the first n work requests of the batch to the kernel.
+// librxe's count of numbered requests (rdma-core 44) takes them, and the
+// next one too when librxe wrote it before it found the queue full
+// (numberedNext).
+func (s *rxeSend) publish(n int, numberedNext bool) {
+	if s.ssn != nil {
+		s.ssnBase += uint32(n)
+		if numberedNext {
+			s.ssnBase++
+		}
+		*s.ssn = s.ssnBase
+	}
+	if n > 0 {
+		s.room -= uint32(n)
+		atomic.StoreUint32(s.producer(), (*s.producer()+uint32(n))&s.mask)
+	}
 }
 
 // ring tells the kernel that the send queue has new work: librxe's
@@ -231,27 +314,29 @@ func (s *rxeSend) end(w unsafe.Pointer, prod, length uint32, segments int) sysca
 // without the scheduler's bookkeeping of a blocking system call, which
 // would cost as much as the cgo crossing it replaces.
 func (s *rxeSend) ring() syscall.Errno {
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_RXE_DOORBELL_LEN)
-	if e == 0 && n != C.CVERBS_RXE_DOORBELL_LEN {
-		e = syscall.EIO
+	// RawSyscallNoError is the bare system call (syscall.RawSyscall wraps
+	// it twice): the kernel's result is the count or -errno.
+	n, _ := unix.RawSyscallNoError(unix.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_RXE_DOORBELL_LEN)
+	switch {
+	case n == C.CVERBS_RXE_DOORBELL_LEN:
+		return 0
+	case int(n) < 0:
+		return syscall.Errno(-int(n))
 	}
-	return e
+	return syscall.EIO
 }
 
-// post posts descriptors 0 to n-1 of q as Post does through the verbs: the
-// work requests up to the first that fails, then the doorbell. It returns
+// post posts work requests 0 to n-1 of the batch, as Post does through the
+// verbs: those before the first that failed, then the doorbell. It returns
 // the index of the failed one (n if none) and the error, the doorbell's
 // before a request's, as librxe does; when only the doorbell failed, the
 // index is 0, as the verbs report it.
-func (s *rxeSend) post(q *sendQueue, n int) (int, syscall.Errno) {
-	bad, rc := n, syscall.Errno(0)
-	for i := range q.descs[:n] {
-		d := &q.descs[i]
-		if rc = s.put(d, q.sges[i*q.maxSGE:i*q.maxSGE+int(d.num_sge)]); rc != 0 {
-			bad = i
-			break
-		}
+func (s *rxeSend) post(n int) (int, syscall.Errno) {
+	bad, rc, written := n, syscall.Errno(0), false
+	if f := s.failed; f.at < n {
+		bad, rc, written = f.at, f.err, f.written
 	}
+	s.publish(bad, written)
 	if e := s.ring(); e != 0 {
 		if rc == 0 {
 			bad = 0

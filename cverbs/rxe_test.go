@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,6 +161,27 @@ func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 			})
 		}
 	}
+	// SetSGE's batches, one of them set out of order (udat's fence write
+	// goes in at 0 after the read at 1).
+	usual := func(order ...int) func(qp *QP) (int, error) {
+		return func(qp *QP) (int, error) {
+			sb, err := qp.BeginSend()
+			if err != nil {
+				return 0, err
+			}
+			for _, k := range order {
+				op := []SendOp{OpSend, OpRDMAWrite, OpRDMARead}[k%3]
+				f := []SendFlags{0, SendSignaled | SendInline, SendInline, SendSignaled}[k%4]
+				if err := sb.SetSGE(k, uint64(200+k), op, f, b.sge(5+k, 24+k), b.addr(32*k), b.mr.RKey); err != nil {
+					sb.Cancel()
+					return 0, err
+				}
+			}
+			return sb.Post(len(order))
+		}
+	}
+	both("SetSGE batch", usual(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
+	both("SetSGE batch out of order", usual(1, 0))
 	both("PostSendOne, inline beyond the limit", func(qp *QP) (int, error) {
 		return 1, qp.PostSendOne(1, OpSend, SendInline, b.sge(0, direct.qp.Cap().MaxInline+1), 0, 0)
 	})
@@ -185,6 +207,10 @@ func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 		both(fmt.Sprintf("filler batch %d", i), func(qp *QP) (int, error) { return qp.PostSend(fillers) })
 	}
 	assert.True(t, vsq.full(*vsq.producer()), "the send queue is full")
+	both("SetSGE batch on a full queue", usual(0, 1))
+	both("PostSendOne on a full queue", func(qp *QP) (int, error) {
+		return 1, qp.PostSendOne(7, OpRDMAWrite, SendSignaled, b.sge(0, 8), b.addr(0), b.mr.RKey)
+	})
 	assert.NoError(t, sameQueues("send queue", &vsq.rxeQueue, &dsq.rxeQueue, vsq.mask+1))
 
 	var recvs []RecvWR
@@ -241,9 +267,14 @@ func TestRXEDirectOnFakeQueues(t *testing.T) {
 		fd: uintptr(pipe[1]), maxSGE: 2, maxInline: 64}
 
 	payload := []byte("inline payload!!")
-	post := func(wrs ...SendWR) (int, error) {
+	// begin is BeginSend for the fake, which has no ibv_qp.
+	begin := func() SendBatch {
 		qp.sq.mu.Lock()
-		b := SendBatch{qp}
+		qp.sq.rxe.start()
+		return SendBatch{qp}
+	}
+	post := func(wrs ...SendWR) (int, error) {
+		b := begin()
 		for i := range wrs {
 			require.NoError(t, b.Set(i, &wrs[i]))
 		}
@@ -311,6 +342,46 @@ func TestRXEDirectOnFakeQueues(t *testing.T) {
 	n, err = post(filler)
 	assert.Equal(t, 0, n)
 	assert.ErrorIs(t, err, syscall.EBADF)
+
+	// SetSGE writes the usual request straight into its slot, in any
+	// order; a slot the kernel still owns is not touched, and the batch
+	// stops there.
+	qp.sq.rxe.fd = uintptr(pipe[1])
+	binary.LittleEndian.PutUint32(mem[fakeConsumer:], 1) // the kernel took all but one
+	prod := le32(mem, fakeProducer)
+	b := begin()
+	require.NoError(t, b.SetSGE(1, 0x6666, OpRDMARead, SendSignaled, SGE{Addr: 0x9000, Length: 24, LKey: 5}, 0xc000, 0x55))
+	require.NoError(t, b.SetSGE(0, 0x5555, OpRDMAWrite, 0, SGE{Addr: 0x8000, Length: 16, LKey: 4}, 0xd000, 0x44))
+	n, err = b.Post(2)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	assert.Equal(t, (prod+2)&7, le32(mem, fakeProducer))
+	w = mem[fakeHead+int(prod)*256:]
+	assert.Equal(t, []uint64{0x5555, 0xd000, 0x8000, 16 | 4<<32}, []uint64{le64(w, 0), le64(w, 24), le64(w, 208), le64(w, 216)})
+	w = mem[fakeHead+int((prod+1)&7)*256:]
+	assert.Equal(t, []uint64{0x6666, 0xc000, 0x9000, 24 | 5<<32}, []uint64{le64(w, 0), le64(w, 24), le64(w, 208), le64(w, 216)})
+	assert.Equal(t, uint32(0x55), le32(w, 32), "rkey")
+	// Four more leave one slot free; the next can be written but not
+	// published; the consumer's is the kernel's.
+	n, err = post(filler, filler, filler, filler)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+	_, err = syscall.Read(pipe[0], got)
+	require.NoError(t, err)
+	prod = le32(mem, fakeProducer)
+	require.Equal(t, (prod+2)&7, le32(mem, fakeConsumer))
+	owned := mem[fakeHead+int((prod+2)&7)*256:][:256]
+	before := slices.Clone(owned)
+	b = begin()
+	for i := range 3 {
+		require.NoError(t, b.SetSGE(i, uint64(i), OpSend, 0, SGE{Addr: 0x8000, Length: 8}, 0, 0))
+	}
+	n, err = b.Post(3)
+	assert.Equal(t, 1, n)
+	assert.ErrorIs(t, err, syscall.ENOMEM)
+	assert.Equal(t, (prod+1)&7, le32(mem, fakeProducer))
+	assert.Equal(t, uint64(1), le64(mem[fakeHead+int((prod+1)&7)*256:], 0), "the slot found full is written, as librxe does")
+	assert.Equal(t, before, owned, "a slot the kernel owns is left alone")
 
 	// Completions: two at the end of a four-slot ring and one after it.
 	cq, cmem := fakeQueue(4, 6)
