@@ -91,8 +91,10 @@
 // of DTOs with one call into the provider (one cgo crossing per 128 DTOs;
 // on Soft-RoCE none, and one system call, see package cverbs), with the
 // checks of the single
-// calls; they return how many were posted. Sends and RDMA writes of up to 64 bytes are posted
-// inline, as in the C reference.
+// calls; they return how many were posted. EVD.DequeueEvents is their
+// counterpart on the completion side: it takes a burst of events with one
+// call. Sends and RDMA writes of up to 64 bytes are posted inline, as in
+// the C reference.
 //
 // A busy-polling loop should take its events with DequeueInto (a waiting
 // loop with WaitInto) into one Event it reuses (the event, 280 bytes, is
@@ -105,8 +107,8 @@
 // The I/O vector may be reused as soon as a post returns; the memory it names
 // may not until the DTO completes. Memory comes from AllocLMR (page-aligned,
 // outside the Go heap) or CreateLMR (a Go slice, pinned while the LMR
-// exists). EVD.Dequeue, EVD.DequeueInto, EVD.WaitInto (also when it
-// blocks) and the completion path allocate nothing.
+// exists). EVD.Dequeue, EVD.DequeueInto, EVD.DequeueEvents, EVD.WaitInto
+// (also when it blocks) and the completion path allocate nothing.
 //
 // # Notification
 //
@@ -183,6 +185,7 @@
 //	dat_evd_wait                   (*EVD).Wait(timeout, threshold), (*EVD).WaitInto(timeout, threshold, &event),
 //	                               (*EVD).WaitContext(ctx, threshold)
 //	dat_evd_dequeue                (*EVD).Dequeue, (*EVD).DequeueInto(&event)
+//	(a burst of the above)         (*EVD).DequeueEvents(events)
 //	dat_evd_post_se                (*EVD).PostSE
 //	dat_evd_resize                 (*EVD).Resize
 //	dat_evd_query                  (*EVD).Query

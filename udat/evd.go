@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -393,7 +394,7 @@ func (e *EVD) DequeueInto(ev *Event) error {
 	e.counts[EVDCounterDequeue]++
 	if e.qn == 0 {
 		e.counts[EVDCounterDequeuePoll]++
-		if e.pollInto(ev) {
+		if e.pollEvents(unsafe.Slice(ev, 1)) == 1 {
 			e.counts[EVDCounterDequeueFound]++
 			e.mu.Unlock()
 			return nil
@@ -410,33 +411,73 @@ func (e *EVD) DequeueInto(ev *Event) error {
 	return nil
 }
 
-// pollInto is pollLocked for an empty queue whose first event is taken into
-// *ev at once: it reports true when the first completion polled was the
-// usual one (EVD.usual), written straight into *ev rather than queued and
-// popped. The completions after it are queued. Caller holds mu.
-func (e *EVD) pollInto(ev *Event) bool {
+// DequeueEvents removes up to len(evs) events from the EVD into evs, in
+// order, as that many DequeueInto calls would, and returns how many it
+// took: a polling loop takes a burst of completions with one call, one
+// lock and one poll of the CQ. With no event it returns 0 and ErrQueueEmpty
+// itself, as Dequeue does. evs[n:] are left as they were. It is an
+// extension of DAT, the counterpart of EP.PostRequests, counted as n calls
+// to dat_evd_dequeue (one when none was found), and does not allocate. An
+// empty evs is DAT_INVALID_PARAMETER.
+func (e *EVD) DequeueEvents(evs []Event) (int, error) {
+	if e == nil || len(evs) == 0 {
+		return 0, e.dequeueError(nil)
+	}
+	e.mu.Lock()
+	if e.dead() {
+		e.mu.Unlock()
+		return 0, e.dequeueError(nil)
+	}
+	n := 0
+	if e.qn == 0 {
+		e.counts[EVDCounterDequeuePoll]++
+		n = e.pollEvents(evs)
+	}
+	for ; n < len(evs) && e.qn > 0; n++ {
+		e.popLocked(&evs[n])
+	}
+	if n == 0 {
+		e.counts[EVDCounterDequeue]++
+		e.counts[EVDCounterDequeueNotFound]++
+		e.mu.Unlock()
+		return 0, ErrQueueEmpty
+	}
+	e.counts[EVDCounterDequeue] += uint64(n)
+	e.counts[EVDCounterDequeueFound] += uint64(n)
+	e.mu.Unlock()
+	return n, nil
+}
+
+// pollEvents is pollLocked for an empty queue whose first events are taken
+// into evs at once: the usual completions (EVD.usual) polled are written
+// straight there, in order, rather than queued and popped, up to the first
+// that is not usual; that one and the rest are queued. It returns how many
+// it wrote. Caller holds mu.
+func (e *EVD) pollEvents(evs []Event) int {
 	if e.aborted || e.cq == nil || e.scq != nil {
 		e.pollLocked()
-		return false
+		return 0
 	}
 	n := min(len(e.q), len(e.wc))
 	got, err := e.cq.Poll(e.wc[:n])
 	if err != nil || got <= 0 {
-		return false
+		return 0
 	}
-	var d DTOCompletionData
-	taken := e.usual(&e.wc[0], &d)
-	if taken {
+	k := 0
+	for ; k < got && k < len(evs); k++ {
+		var d DTOCompletionData
+		if !e.usual(&e.wc[k], &d) {
+			break
+		}
+		ev := &evs[k]
 		*ev = Event{}
 		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, d
-		e.deliverAll(e.wc[1:got])
-	} else {
-		e.deliverAll(e.wc[:got])
 	}
+	e.deliverAll(e.wc[k:got])
 	if got == n {
 		e.pollCQ(e.cq, false) // there may be more, and room for them
 	}
-	return taken
+	return k
 }
 
 // dequeueError is the error of a DequeueInto that got a bad handle or a nil

@@ -130,6 +130,90 @@ func TestEVDDequeueInto(t *testing.T) {
 	requireType(t, e.DequeueInto(nil), InvalidHandle)
 }
 
+// DequeueEvents takes what is queued, up to the room it is given, in
+// order, leaves the rest of evs alone, and checks its arguments as
+// DequeueInto does.
+func TestEVDDequeueEvents(t *testing.T) {
+	ia := openIA(t)
+	e, err := ia.CreateEVD(4, EVDSoftwareFlag)
+	require.NoError(t, err)
+	evs := make([]Event, 3)
+	_, err = e.DequeueEvents(evs[:0])
+	requireCode(t, err, InvalidParameter|InvalidArg2)
+	for _, sw := range []string{"a", "b", "c"} {
+		require.NoError(t, e.PostSE(Event{Number: EventSoftware, Software: sw}))
+	}
+	n, err := e.DequeueEvents(evs[:2])
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	assert.Equal(t, []any{"a", "b"}, []any{evs[0].Software, evs[1].Software})
+	evs[1].Software, evs[2].Software = "kept", "kept"
+	n, err = e.DequeueEvents(evs)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	assert.Equal(t, "c", evs[0].Software)
+	assert.Equal(t, e, evs[0].EVD)
+	assert.Equal(t, []any{"kept", "kept"}, []any{evs[1].Software, evs[2].Software}, "evs[n:] as they were")
+	n, err = e.DequeueEvents(evs)
+	require.Same(t, ErrQueueEmpty, err)
+	assert.Zero(t, n)
+	assert.Equal(t, "c", evs[0].Software, "an empty queue leaves evs as they were")
+	require.NoError(t, e.Free())
+	_, err = e.DequeueEvents(evs[:0])
+	requireType(t, err, InvalidHandle)
+	_, err = (*EVD)(nil).DequeueEvents(evs)
+	requireType(t, err, InvalidHandle)
+}
+
+// DequeueEvents takes the completions of a batch in posting order, the
+// usual ones written straight into evs and, where the device has immediate
+// data, one that is not (an RDMA write with immediate data) queued between
+// them.
+func TestEVDDequeueEventsCompletions(t *testing.T) {
+	p := newPair(t, pairOpts{splitEVDs: true})
+	c, s := p.client, p.server
+	reqs := make([]Request, 6)
+	for i := range reqs {
+		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(64*i, 64)}, Cookie: uint64(i + 1),
+			Remote: s.lmr.RMRTriplet(64*i, 64)}
+	}
+	if providerAttr(t, p.ia, "DAT_IB_IMMED_DATA") == "TRUE" {
+		require.NoError(t, s.ep.PostRecv(nil, 77, CompletionDefault))
+		reqs[3].Op, reqs[3].Immed = DTOIBRDMAWriteImmed, 0xfeed
+	}
+	n, err := c.ep.PostRequests(reqs)
+	require.NoError(t, err)
+	require.Equal(t, len(reqs), n)
+
+	var got []Event
+	evs := make([]Event, 4)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < len(reqs) && time.Now().Before(deadline) {
+		n, err := c.req.DequeueEvents(evs)
+		if err == ErrQueueEmpty {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		got = append(got, evs[:n]...)
+	}
+	require.Len(t, got, len(reqs))
+	for i, ev := range got {
+		require.Equal(t, reqs[i].Cookie, ev.DTO.Cookie, "event %d", i)
+		require.Equal(t, DTOSuccess, ev.DTO.Status)
+		require.Equal(t, reqs[i].Op, ev.DTO.Op)
+		require.Equal(t, c.ep, ev.DTO.EP)
+		require.Equal(t, c.req, ev.EVD)
+		want := EventDTOCompletion
+		if reqs[i].Op == DTOIBRDMAWriteImmed {
+			want = EventIBDTO
+		}
+		require.Equal(t, want, ev.Number)
+	}
+	_, err = c.req.DequeueEvents(evs)
+	require.Same(t, ErrQueueEmpty, err)
+}
+
 // WaitInto writes the event into the caller's Event and leaves it alone
 // when the wait fails; like C, it checks the event pointer after the handle
 // and before the threshold.
@@ -176,6 +260,18 @@ func TestEVDWaitAllocatesNothing(t *testing.T) {
 	round()
 	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per post+wait round")
 	require.Equal(t, uint64(1), ev.DTO.Cookie)
+}
+
+// DequeueEvents allocates nothing either.
+func TestEVDDequeueEventsAllocatesNothing(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	evs := make([]Event, 4)
+	round := sendRound(p, func(e *EVD) error {
+		_, err := e.DequeueEvents(evs)
+		return err
+	})
+	round()
+	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per post+dequeue round")
 }
 
 // A wait that blocks allocates nothing either: it blocks in the channel's

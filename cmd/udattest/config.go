@@ -146,7 +146,8 @@ Performance options (-T P):
   -q N               queue depth: operations in flight (default 64)
   -signal N          request a completion every N operations (default 1)
   -batch N           post N operations per call (EP.PostRequests), each time
-                     N fit in the queue, like perftest's --post_list
+                     N fit in the queue, like perftest's --post_list, and
+                     poll up to N completions per call (EVD.DequeueEvents)
                      (default 1: one dat_ep_post_* call per operation)
   -wait poll|block   poll the EVDs or block in dat_evd_wait (default poll)
   -segs N            split each message into N IOV segments (default 1)

@@ -63,8 +63,10 @@ type conn struct {
 	inboxOff, inboxLen int
 
 	yield yielder // of the polling loops
-	// ev receives the events the loops take, one 280-byte copy each.
-	ev udat.Event
+	// ev receives the events the loops take, one 280-byte copy each; evs
+	// the bursts of the batch loop (reqCookies).
+	ev  udat.Event
+	evs []udat.Event
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet

@@ -161,6 +161,39 @@ func (c *conn) reqCookie(what string) (uint64, error) {
 	return d.Cookie, err
 }
 
+// reqCookies is reqCookie for the batch loop: it takes up to len(c.evs)
+// completions with one poll (EVD.DequeueEvents) and returns the cookie of
+// the last that is not a msgProgress's, or, when none is, waits for one as
+// reqCookie does.
+func (c *conn) reqCookies(what string) (uint64, error) {
+	if c.block {
+		return c.reqCookie(what)
+	}
+	c.yield.poll()
+	n, err := c.reqEVD.DequeueEvents(c.evs)
+	if err != nil && err != udat.ErrQueueEmpty {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	var last uint64
+	found := false
+	for i := range c.evs[:n] {
+		d, err := c.checkDTO(&c.evs[i], nil, what)
+		switch {
+		case err != nil:
+			return d.Cookie, err
+		case c.beatOut && d.Cookie == cookieCtrl:
+			c.beatOut = false
+		default:
+			last, found = d.Cookie, true
+		}
+	}
+	if found {
+		return last, nil
+	}
+	d, err := c.reqDTO(what)
+	return d.Cookie, err
+}
+
 // reapBeat waits for the completion of the msgProgress in flight, if there
 // is one; no other request may be outstanding.
 func (c *conn) reapBeat() error {

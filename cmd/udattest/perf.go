@@ -181,6 +181,7 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
 	reqs := make([]udat.Request, batch) // the same but for cookie and flags
+	c.evs = make([]udat.Event, batch)
 	for i := range reqs {
 		reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Remote: remote}
 	}
@@ -232,7 +233,13 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
-		cookie, err := c.reqCookie("wait for a completion")
+		var cookie uint64
+		var err error
+		if batch > 1 {
+			cookie, err = c.reqCookies("wait for completions") // a burst of them
+		} else {
+			cookie, err = c.reqCookie("wait for a completion")
+		}
 		if err != nil {
 			return 0, fmt.Errorf("after %d of %d operations: %w", completed, n, err)
 		}
