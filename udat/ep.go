@@ -728,7 +728,30 @@ func (ep *EP) flushQueues() {
 		return
 	}
 	ep.postFlushMarker()
+	ep.awaitMarker()
 	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
+}
+
+// markerWait bounds how long flushQueues waits for its flush marker: a
+// device flushes a QP in the error state at once (Soft-RoCE on Linux 6.1,
+// within the post) or from a work queue soon after (6.10 on). The
+// unsignalled DTOs before the marker are then known done before the
+// connection's event is posted, as C reports them.
+const markerWait = 20 * time.Millisecond
+
+// awaitMarker takes in the request EVD's completions until the flush
+// markers posted have completed, for at most markerWait. Caller holds mu
+// (the lock order is EP, EVD, ring).
+func (ep *EP) awaitMarker() {
+	if ep.reqEVD == nil {
+		return
+	}
+	for deadline := time.Now().Add(markerWait); ep.sq.holdsMarker() && time.Now().Before(deadline); {
+		ep.reqEVD.reap()
+		if ep.sq.holdsMarker() {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
 }
 
 // settleGrace is how long the hardware has to complete the DTOs of a QP

@@ -236,6 +236,18 @@ func (r *fifoRing) pending() int {
 	return n
 }
 
+// holdsMarker reports whether a flush marker has not completed yet.
+func (r *fifoRing) holdsMarker() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for q := r.head; q != r.tail; q++ {
+		if s := &r.slots[q&r.mask]; s.busy && s.op == dtoMarker {
+			return true
+		}
+	}
+	return false
+}
+
 // unsettled reports whether some unsignalled slot has not completed, with no
 // flush marker posted after it: only a later completion on the queue can
 // tell whether it succeeded. Caller holds mu.
