@@ -177,15 +177,16 @@ func (c *conn) reqCookies(what string) (uint64, error) {
 	var last uint64
 	found := false
 	for i := range c.evs[:n] {
-		d, err := c.checkDTO(&c.evs[i], nil, what)
-		switch {
-		case err != nil:
+		ev := &c.evs[i]
+		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+			d, err := c.checkDTO(ev, nil, what)
 			return d.Cookie, err
-		case c.beatOut && d.Cookie == cookieCtrl:
-			c.beatOut = false
-		default:
-			last, found = d.Cookie, true
 		}
+		if c.beatOut && ev.DTO.Cookie == cookieCtrl {
+			c.beatOut = false
+			continue
+		}
+		last, found = ev.DTO.Cookie, true
 	}
 	if found {
 		return last, nil
