@@ -740,8 +740,8 @@ func (ep *EP) flushQueues() {
 const markerWait = 20 * time.Millisecond
 
 // awaitMarker takes in the request EVD's completions until the flush
-// markers posted have completed, for at most markerWait. Caller holds mu
-// (the lock order is EP, EVD, ring).
+// markers posted have completed, for at most markerWait. The caller may
+// hold mu (the lock order is EP, EVD, ring).
 func (ep *EP) awaitMarker() {
 	if ep.reqEVD == nil {
 		return
