@@ -119,9 +119,6 @@ type rxeSend struct {
 	// post_one_send refuses: Post stops there, and no request after it is
 	// written, as none is in librxe.
 	failed rxeFailure
-	// ssnBase is *ssn as the last post left it: request i of a batch is
-	// numbered ssnBase+i.
-	ssnBase uint32
 }
 
 // rxeFailure is a work request of a batch that librxe refuses.
@@ -141,12 +138,8 @@ func findRXESend(qp *C.struct_ibv_qp, c *QPCap) rxeSend {
 		C.cverbs_rxe_send_queue(qp, C.uint32_t(c.MaxSendSGE), C.uint32_t(c.MaxInline), C.int(rdmaCoreRelease), &q) == 0 {
 		return rxeSend{}
 	}
-	s := rxeSend{rxeQueue: newRXEQueue(&q), ssn: (*uint32)(unsafe.Pointer(q.ssn)), doorbell: unsafe.Pointer(q.doorbell), fd: uintptr(q.fd),
+	return rxeSend{rxeQueue: newRXEQueue(&q), ssn: (*uint32)(unsafe.Pointer(q.ssn)), doorbell: unsafe.Pointer(q.doorbell), fd: uintptr(q.fd),
 		maxSGE: uint32(q.max_sge), maxInline: uint32(q.max_inline)}
-	if s.ssn != nil {
-		s.ssnBase = *s.ssn
-	}
-	return s
 }
 
 func (s *rxeSend) free() {
@@ -276,13 +269,13 @@ func (s *rxeSend) begin(i int, id uint64, opcode, flags, imm uint32, remoteAddr 
 }
 
 // finish completes work request i, begun in slot w, with its transfer
-// state and its number; in a full queue it stays unpublished (ENOMEM), as
-// in librxe.
+// state and its number (*ssn counts the requests published: i more); in a
+// full queue it stays unpublished (ENOMEM), as in librxe.
 func (s *rxeSend) finish(w unsafe.Pointer, i int, full bool, length uint32, segments int) syscall.Errno {
 	startDMA(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA), length, uint32(segments))
 	at32(w, C.CVERBS_RXE_SEND_STATE, 0)
 	if s.ssn != nil {
-		at32(w, C.CVERBS_RXE_SEND_SSN, s.ssnBase+uint32(i))
+		at32(w, C.CVERBS_RXE_SEND_SSN, *s.ssn+uint32(i))
 	}
 	if full {
 		return syscall.ENOMEM
@@ -296,11 +289,10 @@ func (s *rxeSend) finish(w unsafe.Pointer, i int, full bool, length uint32, segm
 // (numberedNext).
 func (s *rxeSend) publish(n int, numberedNext bool) {
 	if s.ssn != nil {
-		s.ssnBase += uint32(n)
+		*s.ssn += uint32(n)
 		if numberedNext {
-			s.ssnBase++
+			*s.ssn++
 		}
-		*s.ssn = s.ssnBase
 	}
 	if n > 0 {
 		s.room -= uint32(n)
