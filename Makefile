@@ -4,10 +4,11 @@
 #                (make demo RDMA=siw: over soft-iWARP siw0 in the VM)
 #   make test    gofmt, go vet and staticcheck in every build configuration (vet),
 #                host unit tests (also of the build without cgo: build-other),
-#                then every test inside the Soft-RoCE VM, the cross-host
-#                and fault tests in a pair of VMs (test-2host), the device
-#                tests under Linux 6.12 (test-612) and on soft-iWARP
-#                (test-siw), and a table of the runs
+#                the instruction guard of the data path (guard), then every
+#                test inside the Soft-RoCE VM, the cross-host and fault tests
+#                in a pair of VMs (test-2host), the device tests under Linux
+#                6.12 (test-612) and on soft-iWARP (test-siw), and a table of
+#                the runs
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
 #                (default 10m; SOAK=60s for a short run) under a schedule of
 #                faults, then its accounting table (not part of make test)
@@ -15,6 +16,9 @@
 #                (make bench-instr first, then the rates)
 #   make bench-instr user-space instructions per operation of each tool, counted
 #                with callgrind in the VM; the first section of BENCHMARKS.md
+#   make guard   user-space instructions per DTO of udat's post and completion over
+#                a fake device, counted with callgrind on the host, against the
+#                budgets of udat/testdata/instr-budget.txt (part of make test)
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
 #   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
 #                instead of rxe0, with a table of the results (part of
@@ -31,7 +35,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test soak test-host test-vm test-race test-2host test-siw test-612 test-2host-612 test-summary demo bench bench-instr clean
+.PHONY: all deps build build-other vet test soak test-host guard test-vm test-race test-2host test-siw test-612 test-2host-612 test-summary demo bench bench-instr clean
 
 all: build
 
@@ -42,11 +46,13 @@ build: deps
 	$(GO) build $(PKGS)
 
 # vet: gofmt, then go vet and staticcheck in each build configuration, one
-# per set of build tags the project has: linux && cgo, with and without race;
-# !cgo; !linux on unix; !unix. staticcheck merges the configurations, so code
+# per set of build tags the project has: linux && cgo, with and without race
+# and with udapl_fakedevice (the instruction guard's); !cgo; !linux on unix;
+# !unix. staticcheck merges the configurations, so code
 # that one of them does not use is not reported as unused.
-VET_CONFIGS     := cgo race nocgo darwin windows
+VET_CONFIGS     := cgo race fake nocgo darwin windows
 vet_flags_race  := -race
+vet_flags_fake  := -tags udapl_fakedevice
 vet_env_nocgo   := CGO_ENABLED=0
 vet_env_darwin  := GOOS=darwin GOARCH=arm64
 vet_env_windows := GOOS=windows
@@ -78,6 +84,10 @@ build-other:
 test-host: deps
 	UDAPL_HOST_ONLY=1 $(GO) test -count=1 $(PKGS)
 
+# The instruction guard (scripts/instr-guard.sh): no device, no VM.
+guard: deps
+	scripts/instr-guard.sh
+
 # Every test, device tests included, inside the VM (one VM per test binary),
 # with the table of test-summary (the crosshost tests skip here: they need
 # the pair of test-2host).
@@ -106,7 +116,7 @@ soak: deps
 test-soak:
 	$(MAKE) soak SOAK=60s
 
-test: vet build-other test-host test-vm test-race test-2host test-soak test-612 test-siw test-summary
+test: vet build-other test-host guard test-vm test-race test-2host test-soak test-612 test-siw test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:

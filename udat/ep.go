@@ -362,13 +362,19 @@ func (ep *EP) makeQP(op string) (err error) {
 			return verbsErr(op, err, InternalError)
 		}
 	}
+	ep.useQP(qp)
+	return nil
+}
+
+// useQP makes qp the EP's queue pair, with new rings for its queues that
+// carry the old ones' counts over.
+func (ep *EP) useQP(qp *cverbs.QP) {
 	ep.qp = qp
 	ep.qpn = qp.Num()
 	ep.maxInline = uint64(min(qp.Cap().MaxInline, maxInline))
 	ep.takeCaps(qp.Cap())
 	ep.sq = newFIFORing(max(ep.attr.MaxRequestDTOs, 1), ep.maxRequestIOV(), wrKindSend).inherit(ep.sq)
 	ep.rq = newFIFORing(max(ep.attr.MaxRecvDTOs, 1), max(ep.attr.MaxRecvIOV, 1), wrKindRecv).inherit(ep.rq)
-	return nil
 }
 
 // takeCaps makes the EP's attributes what its new QP really got (a device

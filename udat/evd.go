@@ -94,14 +94,15 @@ func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 			ch.Close()
 			return nil, verbsErr(op, err, InsufficientResources|ResourceTEVD)
 		}
-		e.ch, e.cq = ch, cq
-		n := qlen
-		if n > 64 {
-			n = 64
-		}
-		e.wc = make([]cverbs.WC, n)
+		e.useCQ(ch, cq)
 	}
 	return e, nil
+}
+
+// useCQ makes cq, of completion channel ch, the CQ the EVD polls.
+func (e *EVD) useCQ(ch *cverbs.CompChannel, cq *cverbs.CQ) {
+	e.ch, e.cq = ch, cq
+	e.wc = make([]cverbs.WC, min(e.qlen, 64))
 }
 
 func (e *EVD) check(op string) error {

@@ -18,6 +18,10 @@
 //	    internal/cmd/benchreport, which writes the rest of BENCHMARKS.md
 //	instrcount trim -tool udapl|dapl|perftest IN1 IN2 OUT1 OUT2
 //	    a small copy of a pair of profiles that counts the same (testdata)
+//	instrcount guard -budget FILE N1 FILE1 N2 FILE2
+//	    the instruction guard (scripts/instr-guard.sh): each row of FILE
+//	    per DTO, from profiles of udat's guard test run with N1 and N2
+//	    rounds, against its budget; fails when a row is over
 //
 // What each tool's count is: udapl (a Go program) the whole process less
 // the Go runtime's monitor thread; perftest its measurement loop function;
@@ -46,6 +50,8 @@ func main() {
 		err = cmdSplice(os.Args[2:])
 	case "trim":
 		err = cmdTrim(os.Args[2:])
+	case "guard":
+		err = cmdGuard(os.Args[2:], os.Stdout)
 	default:
 		usage()
 	}
@@ -59,7 +65,8 @@ func usage() {
 	fmt.Fprintln(os.Stderr, `usage: instrcount report -dir DIR [-md FILE]
        instrcount pair -tool udapl|dapl|perftest [-dapl VERSION] [-top K] N1 FILE1 N2 FILE2
        instrcount splice -md FILE -from OLD
-       instrcount trim -tool udapl|dapl|perftest IN1 IN2 OUT1 OUT2`)
+       instrcount trim -tool udapl|dapl|perftest IN1 IN2 OUT1 OUT2
+       instrcount guard -budget FILE N1 FILE1 N2 FILE2`)
 	os.Exit(2)
 }
 

@@ -1,0 +1,139 @@
+//go:build linux && cgo && udapl_fakedevice
+
+package cverbs
+
+/*
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include "cverbs_rxe.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"math/bits"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// FakeDevice is a connected RC QP and its CQ on a device made of memory,
+// for the instruction guard of the data path (scripts/instr-guard.sh),
+// which runs where there is no RDMA device. Its queues are Soft-RoCE's, in
+// the kernel's layout: posts and polls take the direct path of rxe.go as
+// they do on rxe0, and Complete does what the kernel's rxe would, without
+// moving data. The doorbell is written to /dev/null. It exists only in
+// builds with the udapl_fakedevice tag.
+type FakeDevice struct {
+	// QP takes sends, RDMA writes and RDMA reads; it has no receive
+	// queue. Only Close may close it.
+	QP *QP
+	// CQ takes the QP's send completions.
+	CQ *CQ
+
+	sq, cq rxeQueue
+	null   *os.File
+}
+
+// fakeInline is the fake QP's largest inline request, Soft-RoCE's.
+const fakeInline = 64
+
+// NewFakeDevice makes a QP of QP number qpn whose send queue holds depth
+// work requests of at most maxSGE segments, and a CQ of depth entries.
+func NewFakeDevice(depth, maxSGE int, qpn uint32) (*FakeDevice, error) {
+	if depth < 1 || maxSGE < 1 {
+		return nil, opErr("fake device", int(syscall.EINVAL))
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	// rxe rounds a queue up to a power of two slots, one of them kept
+	// free, and each slot up to a power of two bytes.
+	slots := 1 << bits.Len(uint(depth))
+	wqe := C.sizeof_struct_rxe_send_wqe + max(maxSGE*C.sizeof_struct_rxe_sge, fakeInline)
+	d := &FakeDevice{
+		sq:   newFakeQueue(slots, uint32(bits.Len(uint(wqe-1)))),
+		cq:   newFakeQueue(slots, uint32(bits.Len(uint(unsafe.Sizeof(WC{})-1)))),
+		null: null,
+		QP:   &QP{},
+		CQ:   &CQ{},
+	}
+	qp, cq := d.QP, d.CQ
+	qp.qp = (*C.struct_ibv_qp)(C.calloc(1, C.sizeof_struct_ibv_qp)) // never given to the verbs
+	qp.num = qpn
+	qp.cap = QPCap{MaxSendWR: depth, MaxSendSGE: maxSGE, MaxInline: fakeInline}
+	cq.cq = (*C.struct_ibv_cq)(C.calloc(1, C.sizeof_struct_ibv_cq))
+	cq.cqe = slots - 1
+	cq.rxe = d.cq
+	if d.sq.buf == nil || d.cq.buf == nil || qp.qp == nil || cq.cq == nil || !qp.sq.alloc(depth, maxSGE) {
+		d.Close()
+		return nil, opErr("fake device", int(syscall.ENOMEM))
+	}
+	qp.sq.rxe = rxeSend{rxeQueue: d.sq, ssn: new(uint32), doorbell: C.calloc(1, C.CVERBS_RXE_DOORBELL_LEN),
+		fd: null.Fd(), maxSGE: uint32(maxSGE), maxInline: fakeInline}
+	return d, nil
+}
+
+// newFakeQueue allocates an rxe queue of slots elements of 1<<shift bytes
+// in C memory (nil buf: out of memory).
+func newFakeQueue(slots int, shift uint32) rxeQueue {
+	buf := C.calloc(1, C.size_t(C.CVERBS_RXE_HEAD+slots<<shift))
+	h := (*C.struct_rxe_queue_buf)(buf)
+	if buf != nil {
+		h.log2_elem_size, h.index_mask = C.__u32(shift), C.__u32(slots-1)
+	}
+	return rxeQueue{buf: buf, mask: uint32(slots - 1), shift: shift}
+}
+
+// wcOpcodes: the completion of each operation the fake QP takes.
+var wcOpcodes = map[uint32]WCOpcode{
+	C.IBV_WR_SEND:       WCSend,
+	C.IBV_WR_RDMA_WRITE: WCRDMAWrite,
+	C.IBV_WR_RDMA_READ:  WCRDMARead,
+}
+
+// Complete plays the kernel: it takes every work request posted since the
+// last call, in order, and completes the signalled ones successfully on
+// the CQ. It returns how many it took. A request the fake does not carry
+// or a full CQ is an error; the requests before it are taken.
+func (d *FakeDevice) Complete() (int, error) {
+	sq, cq := &d.sq, &d.cq
+	cons, prod := *sq.consumer(), atomic.LoadUint32(sq.producer())
+	n := 0
+	for ; cons != prod; cons = (cons + 1) & sq.mask {
+		w := sq.slot(cons)
+		op := *(*uint32)(unsafe.Add(w, C.CVERBS_RXE_WR_OPCODE))
+		wcOp, ok := wcOpcodes[op]
+		if !ok {
+			return n, errors.New("fake device: an operation it does not carry")
+		}
+		if *(*uint32)(unsafe.Add(w, C.CVERBS_RXE_WR_FLAGS))&C.IBV_SEND_SIGNALED != 0 {
+			cp := *cq.producer()
+			if cq.full(cp) {
+				return n, errors.New("fake device: CQ overrun")
+			}
+			dma := (*C.struct_rxe_dma_info)(unsafe.Add(w, C.CVERBS_RXE_SEND_DMA))
+			*(*WC)(cq.slot(cp)) = WC{WRID: *(*uint64)(unsafe.Add(w, C.CVERBS_RXE_WR_ID)), Status: WCSuccess,
+				Opcode: wcOp, ByteLen: uint32(dma.length), QPNum: d.QP.num}
+			cq.advance(cp)
+		}
+		atomic.StoreUint32(sq.consumer(), (cons+1)&sq.mask)
+		n++
+	}
+	return n, nil
+}
+
+// Close frees the fake device's memory.
+func (d *FakeDevice) Close() {
+	qp, cq := d.QP, d.CQ
+	qp.sq.free() // the doorbell too
+	qp.rq.free()
+	C.free(unsafe.Pointer(qp.qp))
+	C.free(unsafe.Pointer(cq.cq))
+	C.free(d.sq.buf)
+	C.free(d.cq.buf)
+	qp.qp, cq.cq, cq.rxe = nil, nil, rxeQueue{}
+	d.null.Close()
+}
