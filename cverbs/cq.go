@@ -368,7 +368,6 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 	if cq.rxe.buf != nil {
 		n := cq.rxe.poll(wc[:min(len(wc), maxPoll)])
 		cq.mu.Unlock()
-		immToHost(wc[:n])
 		return n, nil
 	}
 	// wc is Go memory without pointers, which C may write during the call
@@ -412,7 +411,6 @@ func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed boo
 		// Polled here; the crossing below only when the CQ must be armed.
 		if first = cq.rxe.poll(wc); first >= need || first == len(wc) {
 			cq.mu.Unlock()
-			immToHost(wc[:first])
 			return first, false, nil
 		}
 	}
@@ -430,8 +428,8 @@ func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed boo
 			return 0, carmed != 0, opErr(op, int(syscall.EIO))
 		}
 	}
+	immToHost(wc[first : first+n])
 	n += first
-	immToHost(wc[:n])
 	if notifyRC != 0 {
 		err = opErr("ibv_req_notify_cq", int(notifyRC))
 	}

@@ -402,13 +402,18 @@ func findRXECQ(cq *C.struct_ibv_cq) rxeQueue {
 	return newRXEQueue(&q)
 }
 
-// poll moves up to len(wc) completions into wc, as librxe's poll_cq does.
+// poll moves up to len(wc) completions into wc, as librxe's poll_cq does,
+// with their immediate data in host byte order (immToHost).
 func (q *rxeQueue) poll(wc []WC) int {
 	prod := atomic.LoadUint32(q.producer())
 	cons := *q.consumer() // only this side writes it, under the CQ's lock
 	n := 0
 	for n < len(wc) && cons != prod {
-		wc[n] = *(*WC)(q.slot(cons))
+		w := &wc[n]
+		*w = *(*WC)(q.slot(cons))
+		if w.Flags&WCFlagWithImm != 0 {
+			w.Imm = bits.ReverseBytes32(w.Imm)
+		}
 		cons = (cons + 1) & q.mask
 		n++
 	}

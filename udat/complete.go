@@ -2,54 +2,87 @@ package udat
 
 import "github.com/udapl-go/udapl/cverbs"
 
-// deliver turns one work completion into the events it reports and queues
-// them: the completion of its DTO, and on a FIFO queue those of later DTOs
-// flushed at post time that were waiting for it. Stale completions (of a
-// queue reset or destroyed since) and those of unsignalled DTOs and flush
-// markers report nothing. The usual completion (usual) is queued here, as
-// the DTO data of its event; deliverOther takes the rest. Caller holds
-// e.mu.
-func (e *EVD) deliver(wc *cverbs.WC) {
-	if e.qn < len(e.q) {
-		// popLocked makes the event from its number and DTO data alone.
-		if p := e.tailLocked(); e.usual(wc, &p.DTO) {
-			p.Number = EventDTOCompletion
-			e.qn++
-			return
+// deliver turns the work completions of a poll into the events they
+// report and queues them: the completion of each DTO, and on a FIFO queue
+// those of later DTOs flushed at post time that were waiting for it. Stale
+// completions (of a queue reset or destroyed since) and those of
+// unsignalled DTOs and flush markers report nothing. The usual completions
+// (takeUsual) go straight into the queue's free slots, as many at a time as
+// lie in a row; deliverOther takes the rest. Caller holds e.mu.
+func (e *EVD) deliver(wcs []cverbs.WC) {
+	for len(wcs) > 0 {
+		if free := e.freeRunLocked(); len(free) > 0 {
+			k := e.takeUsual(wcs, free, true)
+			e.qn += k
+			if wcs = wcs[k:]; k == len(free) {
+				continue // the queue's next free slots, if any
+			}
+			if len(wcs) == 0 {
+				return
+			}
 		}
+		e.deliverOther(&wcs[0])
+		wcs = wcs[1:]
 	}
-	e.deliverOther(wc)
 }
 
-// usual reports whether wc is the usual completion: the success of the
-// oldest DTO of its queue (fifoRing.usualHead), a send, RDMA write, RDMA
-// read or plain receive. If it is, it frees the DTO's slot and fills in d,
-// the data of the event; if not, it changes nothing. Caller holds e.mu.
-func (e *EVD) usual(wc *cverbs.WC, d *DTOCompletionData) bool {
-	owner, kind, seq := splitWRID(wc.WRID)
-	ep := e.ia.hotEP(wc.QPNum) // inlined: no call on a hit
-	if ep == nil || wc.Status != cverbs.WCSuccess || (kind != wrKindSend && kind != wrKindRecv) {
-		return false
+// takeUsual makes the events of the usual completions at the start of wcs
+// in evs, as many as both hold, and frees their DTOs' slots: the successes
+// of the oldest DTO of their queue (fifoRing.usualHead), sends, RDMA
+// writes, RDMA reads and plain receives. It returns how many it took; the
+// completion after them, if any, is not usual and is left as it is. A run
+// of completions of one queue takes its ring's lock once. queued: evs are
+// free slots of the EVD's queue, where an event needs only its number and
+// DTO data (popLocked makes the rest); otherwise they are the caller's,
+// written whole. Caller holds e.mu.
+func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event, queued bool) int {
+	var ep *EP
+	var r *fifoRing // locked: the queue of the last completion taken
+	k := 0
+	for ; k < len(wcs) && k < len(evs); k++ {
+		wc := &wcs[k]
+		owner, kind, seq := splitWRID(wc.WRID)
+		if wc.Status != cverbs.WCSuccess || kind != wrKindSend && kind != wrKindRecv {
+			break
+		}
+		if r == nil || wc.QPNum != ep.qpn || kind != r.kind {
+			if r != nil {
+				r.mu.Unlock()
+			}
+			if ep = e.ia.hotEP(wc.QPNum); ep == nil { // inlined: no call on a hit
+				r = nil
+				break
+			}
+			r = ep.sq
+			if kind == wrKindRecv {
+				r = ep.rq
+			}
+			r.mu.Lock()
+		}
+		s := r.usualHead(owner, seq)
+		if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
+			break // not the usual completion, or an extended receive (ext_ib.go)
+		}
+		n := s.length // sent or written; read: all it asked for
+		if s.op == DTOReceive {
+			n = uint64(wc.ByteLen)
+			r.received.add(DTOReceive, n)
+		}
+		ev := &evs[k]
+		if !queued {
+			// Cleared, then filled in field by field: a composite literal
+			// would be built aside and copied, at three times the cost.
+			*ev = Event{}
+			ev.EVD = e
+		}
+		ev.Number = EventDTOCompletion
+		ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
+		r.popUsual(s)
 	}
-	r := ep.sq
-	if kind == wrKindRecv {
-		r = ep.rq
+	if r != nil {
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	s := r.usualHead(owner, seq)
-	if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
-		r.mu.Unlock() // not the usual completion, or an extended receive (ext_ib.go)
-		return false
-	}
-	n := s.length // sent or written; read: all it asked for
-	if s.op == DTOReceive {
-		n = uint64(wc.ByteLen)
-		r.received.add(DTOReceive, n)
-	}
-	*d = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
-	r.popUsual(s)
-	r.mu.Unlock()
-	return true
+	return k
 }
 
 // deliverOther is deliver for any completion but the usual one.

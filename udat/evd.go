@@ -175,6 +175,18 @@ func (e *EVD) tailLocked() *Event {
 	return &e.q[i]
 }
 
+// freeRunLocked returns the free slots of the queue that follow the last
+// queued event in a row, up to the end of the ring or its head, as
+// tailLocked would return them one by one (empty: the queue is full).
+// Caller holds mu.
+func (e *EVD) freeRunLocked() []Event {
+	i := e.qhead + e.qn
+	if i >= len(e.q) {
+		return e.q[i-len(e.q) : e.qhead]
+	}
+	return e.q[i:]
+}
+
 // growLocked doubles the queue, when the library has to queue more events
 // than the EVD was sized for. Caller holds mu.
 func (e *EVD) growLocked() {
@@ -310,17 +322,10 @@ func (e *EVD) pollCQ(cq *cverbs.CQ, all bool) {
 		if err != nil || got <= 0 {
 			return
 		}
-		e.deliverAll(e.wc[:got])
+		e.deliver(e.wc[:got])
 		if got < n {
 			return
 		}
-	}
-}
-
-// deliverAll delivers the work completions a poll returned.
-func (e *EVD) deliverAll(wcs []cverbs.WC) {
-	for i := range wcs {
-		e.deliver(&wcs[i])
 	}
 }
 
@@ -350,7 +355,7 @@ func (e *EVD) pollArmLocked(threshold int) {
 			e.counts[EVDCounterWaitNotify]++
 		}
 		armed = armed || armedNow
-		e.deliverAll(e.wc[:got])
+		e.deliver(e.wc[:got])
 		if err != nil || got < n {
 			break
 		}
@@ -450,7 +455,7 @@ func (e *EVD) DequeueEvents(evs []Event) (int, error) {
 }
 
 // pollEvents is pollLocked for an empty queue whose first events are taken
-// into evs at once: the usual completions (EVD.usual) polled are written
+// into evs at once: the usual completions (takeUsual) polled are written
 // straight there, in order, rather than queued and popped, up to the first
 // that is not usual; that one and the rest are queued. It returns how many
 // it wrote. Caller holds mu.
@@ -464,17 +469,10 @@ func (e *EVD) pollEvents(evs []Event) int {
 	if err != nil || got <= 0 {
 		return 0
 	}
-	k := 0
-	for ; k < got && k < len(evs); k++ {
-		var d DTOCompletionData
-		if !e.usual(&e.wc[k], &d) {
-			break
-		}
-		ev := &evs[k]
-		*ev = Event{}
-		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, d
+	k := e.takeUsual(e.wc[:got], evs, false)
+	if k < got {
+		e.deliver(e.wc[k:got])
 	}
-	e.deliverAll(e.wc[k:got])
 	if got == n {
 		e.pollCQ(e.cq, false) // there may be more, and room for them
 	}
