@@ -107,10 +107,12 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 	extra := 0 // 1: work request 0 is a read's fence write (IA.fencesReads)
 	var err error
 	for ; k < len(reqs); k++ {
-		req := &reqs[k]
-		if inPlace && st == EPStateConnected && ep.batchUsual(r, b, k, req) {
-			continue
+		if inPlace && st == EPStateConnected {
+			if k = ep.batchUsual(r, b, k, reqs); k == len(reqs) {
+				break
+			}
 		}
+		req := &reqs[k]
 		var room []cverbs.SGE
 		if inPlace {
 			room = b.SGL(k)

@@ -98,34 +98,41 @@ func (ep *EP) usualFlags(o *requestOp, n uint32, signaled bool) cverbs.SendFlags
 	return wf
 }
 
-// batchUsual is postFast for request k of a batch: when req is a usual DTO
-// (a send, RDMA write or RDMA read that postFast would take) it reserves its
-// slot, makes it work request k of b and reports true; otherwise it changes
-// nothing, and postRequests takes req through every check. Caller holds
-// r.mu, has begun b and found the EP CONNECTED.
-func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, req *Request) bool {
-	switch req.Op {
-	case DTOSend, DTORDMAWrite, DTORDMARead:
-	default:
-		return false
+// batchUsual is postFast for the requests of a batch from k on: while
+// reqs[k] is a usual DTO (a send, RDMA write or RDMA read that postFast
+// would take) it reserves its slot and makes it work request k of b. It
+// returns the index of the first request it did not take (len(reqs): all),
+// which postRequests takes through every check. Caller holds r.mu, has
+// begun b and found the EP CONNECTED.
+func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request) int {
+	if ep.ud != nil || ep.reqEVD == nil {
+		return k
 	}
-	if req.WithImmed || len(req.LocalIOV) != 1 || !ep.usualFlagsArg(req.Op, req.Flags) || r.full() || ep.reqEVD == nil {
-		return false
+	for ; k < len(reqs); k++ {
+		req := &reqs[k]
+		switch req.Op {
+		case DTOSend, DTORDMAWrite, DTORDMARead:
+		default:
+			return k
+		}
+		if req.WithImmed || len(req.LocalIOV) != 1 || !ep.usualFlagsArg(req.Op, req.Flags) || r.full() {
+			return k
+		}
+		t := &req.LocalIOV[0]
+		o := &requestOps[req.Op]
+		if ep.usualSegment(t, o, &req.Remote) == nil {
+			return k
+		}
+		n := t.SegmentLength
+		signaled := req.Flags == CompletionDefault
+		seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
+		if b.SetSGE(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+			cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
+			r.unreserve()
+			return k
+		}
 	}
-	t := &req.LocalIOV[0]
-	o := &requestOps[req.Op]
-	if ep.usualSegment(t, o, &req.Remote) == nil {
-		return false
-	}
-	n := t.SegmentLength
-	signaled := req.Flags == CompletionDefault
-	seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
-	if b.SetSGE(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
-		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
-		r.unreserve()
-		return false
-	}
-	return true
+	return k
 }
 
 // usualRecv is a receive as usualSegment checks it: its segment allows
