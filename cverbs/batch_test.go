@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -180,4 +181,32 @@ func TestPostSendOne(t *testing.T) {
 	c := r.newQPEnd(t, endOpts{})
 	require.NoError(t, c.qp.Close())
 	require.ErrorIs(t, c.qp.PostSendOne(9, OpSend, SendSignaled, a.buf.sge(0, 8), 0, 0), ErrClosed)
+}
+
+// PostRecvOne posts the usual receive alone: a send lands in it and it
+// completes with its id and length; a QP attached to an SRQ is refused
+// before anything is posted, and a closed QP is ErrClosed.
+func TestPostRecvOne(t *testing.T) {
+	r := newRig(t)
+	a, b := r.newPair(t, endOpts{}, endOpts{})
+	fill(a.buf.b[:48], 0x5a)
+	require.NoError(t, b.qp.PostRecvOne(11, b.buf.sge(256, 64)))
+	require.NoError(t, a.qp.PostSendOne(12, OpSend, SendSignaled, a.buf.sge(0, 48), 0, 0))
+	wcs, err := pollOK(b.rcq, 1, WCRecv)
+	require.NoError(t, err)
+	require.Equal(t, uint64(11), wcs[0].WRID)
+	require.Equal(t, uint32(48), wcs[0].ByteLen)
+	require.NoError(t, sameBytes("received", b.buf.b[256:256+48], a.buf.b[:48]))
+	_, err = pollOK(a.scq, 1, WCSend)
+	require.NoError(t, err)
+
+	srq, err := r.pd.NewSRQ(SRQInitAttr{MaxWR: 4, MaxSGE: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srq.Close()) }) // after the QP's
+	s := r.newQPEnd(t, endOpts{srq: srq})
+	require.ErrorIs(t, s.qp.PostRecvOne(13, s.buf.sge(0, 8)), syscall.EINVAL, "a QP of an SRQ has no receive queue")
+	requireQuiet(t, b.rcq, 50*time.Millisecond)
+	c := r.newQPEnd(t, endOpts{})
+	require.NoError(t, c.qp.Close())
+	require.ErrorIs(t, c.qp.PostRecvOne(14, c.buf.sge(0, 8)), ErrClosed)
 }

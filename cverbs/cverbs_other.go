@@ -127,15 +127,16 @@ func (b SendBatch) SetOne(i int, id uint64, op SendOp, flags SendFlags, sgl []SG
 func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
 	return unsupported("ibv_post_send")
 }
-func (b SendBatch) Post(n int) (int, error)     { return 0, unsupported("ibv_post_send") }
-func (b SendBatch) Cancel()                     {}
-func (qp *QP) BeginRecv() (RecvBatch, error)    { return RecvBatch{}, unsupported("ibv_post_recv") }
-func (srq *SRQ) BeginRecv() (RecvBatch, error)  { return RecvBatch{}, unsupported("ibv_post_srq_recv") }
-func (b RecvBatch) Cap() int                    { return 0 }
-func (b RecvBatch) SGL(i int) []SGE             { return nil }
-func (b RecvBatch) Set(i int, wr *RecvWR) error { return unsupported("ibv_post_recv") }
-func (b RecvBatch) Post(n int) (int, error)     { return 0, unsupported("ibv_post_recv") }
-func (b RecvBatch) Cancel()                     {}
+func (b SendBatch) Post(n int) (int, error)         { return 0, unsupported("ibv_post_send") }
+func (b SendBatch) Cancel()                         {}
+func (qp *QP) BeginRecv() (RecvBatch, error)        { return RecvBatch{}, unsupported("ibv_post_recv") }
+func (srq *SRQ) BeginRecv() (RecvBatch, error)      { return RecvBatch{}, unsupported("ibv_post_srq_recv") }
+func (b RecvBatch) Cap() int                        { return 0 }
+func (b RecvBatch) SGL(i int) []SGE                 { return nil }
+func (b RecvBatch) Set(i int, wr *RecvWR) error     { return unsupported("ibv_post_recv") }
+func (b RecvBatch) Post(n int) (int, error)         { return 0, unsupported("ibv_post_recv") }
+func (b RecvBatch) Cancel()                         {}
+func (qp *QP) PostRecvOne(id uint64, sge SGE) error { return unsupported("ibv_post_recv") }
 
 // qp.go
 

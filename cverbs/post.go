@@ -478,6 +478,37 @@ func (b RecvBatch) Post(n int) (int, error) {
 // Cancel gives the queue back without posting.
 func (b RecvBatch) Cancel() { b.queue().mu.Unlock() }
 
+// PostRecvOne posts one receive of the one segment sge to the QP's
+// receive queue: the usual receive, written and posted under one lock with
+// one ibv_post_recv, without a batch. A QP attached to an SRQ or without a
+// receive queue gives EINVAL; a closed QP ErrClosed.
+func (qp *QP) PostRecvOne(id uint64, sge SGE) error {
+	const name = "ibv_post_recv"
+	q := &qp.rq
+	q.mu.Lock()
+	if qp.qp == nil {
+		q.mu.Unlock()
+		return closedErr(name)
+	}
+	if qp.srq != nil || q.depth == 0 || q.maxSGE == 0 {
+		q.mu.Unlock()
+		return opErr(name, int(syscall.EINVAL))
+	}
+	var rc syscall.Errno
+	if q.rxe.buf != nil {
+		if rc = syscall.EINVAL; !q.rxe.reset() {
+			rc = q.rxe.put(id, unsafe.Slice(&sge, 1))
+		}
+	} else {
+		q.wrs[0].wr_id, q.wrs[0].num_sge = C.uint64_t(id), 1
+		q.sges[0] = sge
+		rc = syscall.Errno(C.cverbs_post_recv(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(unsafe.SliceData(q.wrs))),
+			cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), 1).rc)
+	}
+	q.mu.Unlock()
+	return opErr(name, int(rc))
+}
+
 // PostSend posts wrs to the send queue and returns how many were posted:
 // BeginSend, Set for each and Post. It does not allocate. More WRs than the
 // send queue depth gives ENOMEM and more SGEs than MaxSendSGE gives EINVAL,

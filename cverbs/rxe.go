@@ -367,30 +367,42 @@ func findRXESRQ(srq *C.struct_ibv_srq) rxeRecv {
 // do, with their checks: it returns the index of the first that fails (n
 // if none) and the error.
 func (r *rxeRecv) post(q *recvQueue, n int) (int, syscall.Errno) {
-	if r.state != nil && *r.state == C.IBV_QPS_RESET {
+	if r.reset() {
 		return 0, syscall.EINVAL
 	}
 	for i := range q.wrs[:n] {
-		prod := *r.producer()
-		if r.full(prod) {
-			return i, syscall.ENOMEM
+		// Set put at most q.maxSGE segments there.
+		if rc := r.put(uint64(q.wrs[i].wr_id), q.sges[i*q.maxSGE:i*q.maxSGE+int(q.wrs[i].num_sge)]); rc != 0 {
+			return i, rc
 		}
-		num := uint32(q.wrs[i].num_sge)
-		if num > r.maxSGE {
-			return i, syscall.EINVAL
-		}
-		w := r.slot(prod)
-		at64(w, C.CVERBS_RXE_RECV_ID, uint64(q.wrs[i].wr_id))
-		sgl := q.sges[i*q.maxSGE : i*q.maxSGE+int(num)]
-		var length uint32
-		for j := range sgl {
-			length += sgl[j].Length
-		}
-		copy(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_RECV_SGE)), num), sgl)
-		startDMA(unsafe.Add(w, C.CVERBS_RXE_RECV_DMA), length, num)
-		r.advance(prod)
 	}
 	return n, 0
+}
+
+// reset reports whether the queue is a QP's in the RESET state, which
+// librxe's post_recv refuses.
+func (r *rxeRecv) reset() bool { return r.state != nil && *r.state == C.IBV_QPS_RESET }
+
+// put writes receive id of segments sgl after the producer index and
+// publishes it, as librxe's post_one_recv does, with its checks.
+func (r *rxeRecv) put(id uint64, sgl []SGE) syscall.Errno {
+	prod := *r.producer()
+	if r.full(prod) {
+		return syscall.ENOMEM
+	}
+	if uint32(len(sgl)) > r.maxSGE {
+		return syscall.EINVAL
+	}
+	w := r.slot(prod)
+	at64(w, C.CVERBS_RXE_RECV_ID, id)
+	var length uint32
+	for j := range sgl {
+		length += sgl[j].Length
+	}
+	copy(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_RECV_SGE)), len(sgl)), sgl)
+	startDMA(unsafe.Add(w, C.CVERBS_RXE_RECV_DMA), length, uint32(len(sgl)))
+	r.advance(prod)
+	return 0
 }
 
 // findRXECQ finds a CQ's queue on rxe.

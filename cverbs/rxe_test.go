@@ -221,9 +221,12 @@ func TestRXEDirectWQEsMatchLibrxe(t *testing.T) {
 	both("too many segments", func(qp *QP) (int, error) {
 		return qp.PostRecv([]RecvWR{{SGL: seg(1, 8)}, {SGL: seg(direct.qp.Cap().MaxRecvSGE+1, 8)}})
 	})
+	recvOne := func(qp *QP) (int, error) { return 1, qp.PostRecvOne(0x77, b.sge(8, 24)) }
+	both("PostRecvOne", recvOne)
 	for i := 0; i <= int(vrq.mask)/len(recvs)+1; i++ {
 		both(fmt.Sprintf("receive batch %d", i), func(qp *QP) (int, error) { return qp.PostRecv(recvs) })
 	}
+	both("PostRecvOne on a full queue", recvOne)
 	assert.NoError(t, sameQueues("receive queue", &vrq.rxeQueue, &drq.rxeQueue, vrq.mask+1))
 }
 

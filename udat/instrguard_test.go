@@ -21,12 +21,14 @@ import (
 	"github.com/udapl-go/udapl/cverbs"
 )
 
-// guardRig is a CONNECTED RC EP on a fake device, its request EVD, and a
-// 64-byte LMR segment to move.
+// guardRig is a CONNECTED RC EP on a fake device, its request and receive
+// EVDs, and a 64-byte LMR segment to move. The EP is connected to itself
+// (cverbs.FakeDevice): its sends land in its own receives.
 type guardRig struct {
 	dev    *cverbs.FakeDevice
 	ep     *EP
 	evd    *EVD
+	recv   *EVD
 	iov    []LMRTriplet
 	remote RMRTriplet
 	reqs   []Request
@@ -50,14 +52,17 @@ func newGuardRig(t *testing.T) *guardRig {
 	lmr := &LMR{object: liveObject(), ia: ia, pz: pz, buf: buf, priv: MemPrivAll, va: va, length: uint64(len(buf)), lkey: lkey, rkey: lkey}
 	ia.lmrByKey[lkey] = lmr
 
-	evd := &EVD{object: liveObject(), ia: ia, flags: EVDDTOFlag, qlen: depth, q: make([]Event, depth)}
-	evd.useCQ(nil, dev.CQ)
-	ep := &EP{object: liveObject(), ia: ia, pz: pz, reqEVD: evd, attr: fillEPAttr(DefaultEPAttr(), 0)}
+	evds := [2]*EVD{}
+	for i, cq := range []*cverbs.CQ{dev.CQ, dev.RecvCQ} {
+		evds[i] = &EVD{object: liveObject(), ia: ia, flags: EVDDTOFlag, qlen: depth, q: make([]Event, depth)}
+		evds[i].useCQ(nil, cq)
+	}
+	ep := &EP{object: liveObject(), ia: ia, pz: pz, reqEVD: evds[0], recvEVD: evds[1], attr: fillEPAttr(DefaultEPAttr(), 0)}
 	ep.useQP(dev.QP)
 	ep.setState(EPStateConnected)
 	ia.epByQP[qpn] = ep
 
-	g := &guardRig{dev: dev, ep: ep, evd: evd,
+	g := &guardRig{dev: dev, ep: ep, evd: evds[0], recv: evds[1],
 		iov:    []LMRTriplet{{LMRContext: lkey, VirtualAddress: va, SegmentLength: 64}},
 		remote: RMRTriplet{RMRContext: lkey, VirtualAddress: va + 2048, SegmentLength: 64},
 		reqs:   make([]Request, guardBatch), evs: make([]Event, guardBatch)}
@@ -92,6 +97,17 @@ func (g *guardRig) countSendPost(cookie uint64) error {
 
 //go:noinline
 func (g *guardRig) countSendDequeue() error { return g.evd.DequeueInto(&g.ev) }
+
+//go:noinline
+func (g *guardRig) countRecvPost(cookie uint64) error {
+	return g.ep.PostRecv(g.iov, cookie, CompletionDefault)
+}
+
+//go:noinline
+func (g *guardRig) countRecvDequeue() error { return g.recv.DequeueInto(&g.ev) }
+
+//go:noinline
+func (g *guardRig) countEmptyDequeue() error { return g.evd.DequeueInto(&g.ev) }
 
 //go:noinline
 func (g *guardRig) countWrite16Post() (int, error) { return g.ep.PostRequests(g.reqs) }
@@ -129,8 +145,10 @@ func TestInstrGuardRounds(t *testing.T) {
 	rounds := guardRounds(t)
 	cookie := uint64(0)
 	// The methods are called directly: through a method value, callgrind
-	// would see a wrapper (…-fm) in their place.
-	for _, op := range []DTOOp{DTORDMAWrite, DTORDMARead, DTOSend} {
+	// would see a wrapper (…-fm) in their place. A send lands in a receive
+	// of the EP's own: the send row posts one first, the receive row a send
+	// after, and takes its completion, none of it counted.
+	for _, op := range []DTOOp{DTORDMAWrite, DTORDMARead, DTOSend, DTOReceive} {
 		for range rounds {
 			cookie++
 			var err error
@@ -139,8 +157,12 @@ func TestInstrGuardRounds(t *testing.T) {
 				err = g.countWritePost(cookie)
 			case DTORDMARead:
 				err = g.countReadPost(cookie)
-			default:
+			case DTOSend:
+				require.NoError(t, g.ep.PostRecv(g.iov, 0, CompletionDefault))
 				err = g.countSendPost(cookie)
+			default:
+				require.NoError(t, g.countRecvPost(cookie))
+				err = g.ep.PostSend(g.iov, 0, CompletionDefault)
 			}
 			require.NoError(t, err)
 			g.complete(t, 1)
@@ -149,11 +171,22 @@ func TestInstrGuardRounds(t *testing.T) {
 				err = g.countWriteDequeue()
 			case DTORDMARead:
 				err = g.countReadDequeue()
-			default:
+			case DTOSend:
 				err = g.countSendDequeue()
+			default:
+				err = g.countRecvDequeue()
 			}
 			require.NoError(t, err)
 			g.checkEvent(t, &g.ev, op, cookie)
+			var peer Event // the other end of a send
+			switch op {
+			case DTOSend:
+				require.NoError(t, g.recv.DequeueInto(&peer))
+				g.checkEvent(t, &peer, DTOReceive, 0)
+			case DTOReceive:
+				require.NoError(t, g.evd.DequeueInto(&peer))
+				g.checkEvent(t, &peer, DTOSend, 0)
+			}
 		}
 	}
 	for range rounds {
@@ -172,5 +205,8 @@ func TestInstrGuardRounds(t *testing.T) {
 			g.checkEvent(t, &g.evs[i], DTORDMAWrite, g.reqs[i].Cookie)
 		}
 	}
-	require.ErrorIs(t, g.evd.DequeueInto(&g.ev), ErrQueueEmpty)
+	for range rounds {
+		require.ErrorIs(t, g.countEmptyDequeue(), ErrQueueEmpty)
+	}
+	require.ErrorIs(t, g.recv.DequeueInto(&g.ev), ErrQueueEmpty)
 }

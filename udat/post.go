@@ -275,6 +275,9 @@ func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fenc
 // the EP's RecvCompletionFlags allow it. An EP that uses an SRQ refuses
 // PostRecv. PostRecv is safe for concurrent use.
 func (ep *EP) PostRecv(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
+	if ep.recvFast(localIOV, cookie, flags) {
+		return nil
+	}
 	if err := ep.check(recvOp); err != nil {
 		return err
 	}

@@ -139,21 +139,57 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 // local writes; it has no remote buffer.
 var usualRecv = requestOp{name: recvOp, need: MemPrivLocalWrite}
 
+// usualRecvSegment returns the LMR of a usual receive into iov with
+// flags: one segment that usualSegment takes, CompletionDefault, on an RC
+// EP without SRQ that has a receive EVD; nil if it is not one.
+func (ep *EP) usualRecvSegment(iov []LMRTriplet, flags CompletionFlags) *LMR {
+	if len(iov) != 1 || flags != CompletionDefault || ep.ud != nil || ep.srq != nil ||
+		ep.attr.MaxRecvIOV < 1 || ep.recvEVD == nil {
+		return nil
+	}
+	return ep.usualSegment(&iov[0], &usualRecv, &noRemote)
+}
+
+// recvFast is postFast for PostRecv: it posts the usual receive
+// (usualRecvSegment's) straight to the QP and reports true, or reports
+// false having posted nothing.
+func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) bool {
+	if ep == nil || !ep.made {
+		return false
+	}
+	l := ep.usualRecvSegment(iov, flags)
+	if l == nil {
+		return false
+	}
+	t := &iov[0]
+	r := ep.rq
+	r.mu.Lock()
+	// Receives on a DISCONNECTED EP are flushed at post: postRecvs.
+	if ep.freed.Load() || r.flushing || r.full() || ep.getState() == EPStateDisconnected {
+		r.mu.Unlock()
+		return false
+	}
+	seq := r.reserve(cookie, uint64(t.SegmentLength), DTOReceive, true)
+	if l.freed.Load() || ep.qp.PostRecvOne(makeWRID(r.owner, wrKindRecv, seq),
+		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}) != nil {
+		r.unreserve()
+		r.mu.Unlock()
+		return false
+	}
+	r.mu.Unlock()
+	return true
+}
+
 // recvUsual is batchUsual for receive k of a batch on the EP's own receive
-// queue: when rv is a usual receive (one segment that usualSegment takes,
-// CompletionDefault, on an RC EP without SRQ that has a receive EVD) it
-// reserves its slot, makes it work request k and reports true; otherwise
-// it changes nothing, and postRecvs checks rv the long way. Caller holds
-// r.mu and has found that receives are not flushed at post.
+// queue: when rv is a usual receive (usualRecvSegment's) it reserves its
+// slot, makes it work request k and reports true; otherwise it changes
+// nothing, and postRecvs checks rv the long way. Caller holds r.mu and has
+// found that receives are not flushed at post.
 func (ep *EP) recvUsual(r *fifoRing, k int, rv *Recv) bool {
-	if len(rv.LocalIOV) != 1 || rv.Flags != CompletionDefault || ep.ud != nil || ep.srq != nil ||
-		ep.attr.MaxRecvIOV < 1 || ep.recvEVD == nil || r.full() {
+	if r.full() || ep.usualRecvSegment(rv.LocalIOV, rv.Flags) == nil {
 		return false
 	}
 	t := &rv.LocalIOV[0]
-	if ep.usualSegment(t, &usualRecv, &noRemote) == nil {
-		return false
-	}
 	seq := r.reserve(rv.Cookie, uint64(t.SegmentLength), DTOReceive, true)
 	sge := r.sgeSlot(k)[:1]
 	sge[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}
