@@ -70,8 +70,9 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event, queued bool) int {
 		}
 		ev := &evs[k]
 		if !queued {
-			// Cleared, then filled in field by field: a composite literal
-			// would be built aside and copied, at three times the cost.
+			// Cleared, then filled in: the whole event as one composite
+			// literal would be built aside and copied, at three times the
+			// cost.
 			*ev = Event{}
 			ev.EVD = e
 		}

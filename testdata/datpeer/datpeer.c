@@ -49,7 +49,7 @@
  * of the data, and compares it exactly. The triplet's length must be 12288.
  *
  * Messages. Every message is a SEND of exactly 64 bytes: an ASCII keyword
- * ("ping", "pong", "wrote", "read", "done", "bye") followed by zero bytes up
+ * ("ping", "pong", "wrote", "read", "done", "bye", "over") followed by zero bytes up
  * to 64. A receiver checks the completion's transferred length is 64 and all
  * 64 bytes. Each side posts 8 receives (slots 0..7 above, cookie = k) BEFORE
  * connecting / accepting and posts no more; a side receives 4 messages, which
@@ -98,7 +98,10 @@
  *     X3. S: RDMA WRITE IMMED S[2] -> C[1], immediate 0xC0DE0000 | 'S';
  *         C: receive as in X1; checks C[1] == P('S').
  *     Each side then has received 6 messages.
- *  7. C -> S "done";  S -> C "bye".
+ *  7. C -> S "done";  S -> C "bye";  C -> S "over". The side that
+ *     disconnects sends last, and only once its send has completed: a
+ *     send whose completion the peer's disconnect overtakes fails (on
+ *     iWARP it does, though the peer received it).
  *  8. C: dat_ep_disconnect(DAT_CLOSE_GRACEFUL_FLAG); both sides wait for
  *     DAT_CONNECTION_EVENT_DISCONNECTED, then free everything.
  * The server accepts exactly one connection request per run.
@@ -716,6 +719,7 @@ static int server(DAT_CONN_QUAL cq)
 
 	recv_msg("done");
 	send_msg("bye");
+	recv_msg("over");
 	wait_disconnected();
 	teardown();
 	step("PASSED");
@@ -801,6 +805,7 @@ static int client(const char *host, DAT_CONN_QUAL cq, int reject)
 
 	send_msg("done");
 	recv_msg("bye");
+	send_msg("over");
 
 	check(dat_ep_disconnect(ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
 	step("disconnecting (graceful)");

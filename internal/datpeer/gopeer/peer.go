@@ -434,6 +434,7 @@ func (g *Peer) RunClient(addr netip.Addr, q udat.ConnQual) {
 	if g.opts.ServerDisconnects {
 		g.waitDisconnected("the server's DISCONNECTED")
 	} else {
+		g.send("over", false) // the side that disconnects sends last (datpeer.c, step 7)
 		g.disconnect()
 	}
 	g.logf("client: every step passed")
@@ -515,6 +516,7 @@ func (g *Peer) RunServer() {
 	if g.opts.ServerDisconnects {
 		g.disconnect()
 	} else {
+		g.recv("over")
 		g.waitDisconnected("the client's DISCONNECTED")
 	}
 	g.logf("server: every step passed")
