@@ -7,8 +7,8 @@
 #                the instruction guard of the data path (guard), then every
 #                test inside the Soft-RoCE VM, the cross-host and fault tests
 #                in a pair of VMs (test-2host), the device tests under Linux
-#                6.12 (test-612) and on soft-iWARP (test-siw), and a table of
-#                the runs
+#                6.12 (test-612), on soft-iWARP (test-siw) and on soft-iWARP
+#                under 6.12 (test-siw-612), and a table of the runs
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
 #                (default 10m; SOAK=60s for a short run) under a schedule of
 #                faults, then its accounting table (not part of make test)
@@ -25,7 +25,8 @@
 #                make test)
 #   make test-612 the udat and cverbs device tests in the VM on Soft-RoCE under
 #                Linux 6.12 instead of 6.1, with a table of the results (part
-#                of make test); test-2host-612 the cross-host tests there
+#                of make test); test-2host-612 the cross-host tests there;
+#                test-siw-612 the device tests on soft-iWARP under 6.12
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -35,7 +36,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test soak test-host guard test-vm test-race test-2host test-siw test-612 test-2host-612 test-summary demo bench bench-instr clean
+.PHONY: all deps build build-other vet test soak test-host guard test-vm test-race test-2host test-siw test-612 test-siw-612 test-2host-612 test-summary demo bench bench-instr clean
 
 all: build
 
@@ -116,17 +117,19 @@ soak: deps
 test-soak:
 	$(MAKE) soak SOAK=60s
 
-test: vet build-other test-host guard test-vm test-race test-2host test-soak test-612 test-siw test-summary
+test: vet build-other test-host guard test-vm test-race test-2host test-soak test-612 test-siw test-siw-612 test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
-	$(GO) run ./internal/cmd/testsummary rxe/6.1=/tmp/udapl-test-vm.json rxe/6.12=/tmp/udapl-test-612.json siw/6.1=/tmp/udapl-test-siw.json
+	$(GO) run ./internal/cmd/testsummary rxe/6.1=/tmp/udapl-test-vm.json rxe/6.12=/tmp/udapl-test-612.json \
+		siw/6.1=/tmp/udapl-test-siw.json siw/6.12=/tmp/udapl-test-siw-612.json
 
 # Device runs besides test-vm's (Soft-RoCE under Debian's Linux 6.1): the
 # udat and cverbs tests on soft-iWARP (test-siw: the VM creates siw0 instead
 # of rxe0; siw.ko is built once, see scripts/siw-module.sh) and on Soft-RoCE
 # under Linux 6.12 (test-612: Debian's backport for bookworm, fetched once
-# and cached beside 6.1's, see scripts/vmlib.sh). Each prints what its
+# and cached beside 6.1's, see scripts/vmlib.sh), and on soft-iWARP under
+# 6.12 (test-siw-612). Each prints what its
 # failed tests printed, then the table of internal/testsummary: passed, not
 # applicable (the device lacks the feature, and udat refuses it as
 # documented), skipped and failed, per package. A plain skip fails the run.
@@ -134,13 +137,16 @@ test-summary:
 # The examples open rxe0, as the documentation does, and several use IB
 # extensions that iWARP lacks: they run on Soft-RoCE (test-vm, test-612),
 # not on soft-iWARP.
-devrun_siw   := UDAPL_RDMA=siw
-devrun_612   := UDAPL_KERNEL=6.12
-devargs_siw  := -run '^(Test|Fuzz)'
-devlabel_siw := siw/6.1
-devlabel_612 := rxe/6.12
+devrun_siw       := UDAPL_RDMA=siw
+devrun_612       := UDAPL_KERNEL=6.12
+devrun_siw-612   := UDAPL_RDMA=siw UDAPL_KERNEL=6.12
+devargs_siw      := -run '^(Test|Fuzz)'
+devargs_siw-612  := $(devargs_siw)
+devlabel_siw     := siw/6.1
+devlabel_612     := rxe/6.12
+devlabel_siw-612 := siw/6.12
 
-test-siw test-612: test-%: deps
+test-siw test-612 test-siw-612: test-%: deps
 	-$(devrun_$*) $(GO) test -count=1 -p 1 -timeout 30m $(devargs_$*) -json -exec $(VMEXEC) ./udat/ ./cverbs/ > /tmp/udapl-test-$*.json
 	$(GO) run ./internal/cmd/testsummary -skips-fail -failed-output $(devlabel_$*)=/tmp/udapl-test-$*.json
 

@@ -50,7 +50,9 @@ func TestDeviceBasics(t *testing.T) {
 	pa, err := r.ctx.QueryPort(r.port)
 	require.NoError(t, err)
 	assert.Equal(t, LinkLayerEthernet, pa.LinkLayer)
-	assert.GreaterOrEqual(t, pa.MaxMTU, pa.ActiveMTU)
+	if !r.iwarp { // soft-iWARP on Linux 6.12 reports a max_mtu of 256 (iWARP runs over TCP)
+		assert.GreaterOrEqual(t, pa.MaxMTU, pa.ActiveMTU)
+	}
 	assert.Positive(t, pa.GIDTblLen)
 
 	nd, err := r.ctx.NetDev(r.port)
