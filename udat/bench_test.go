@@ -30,9 +30,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/udapl-go/udapl/internal/devtest"
 	"github.com/udapl-go/udapl/udat"
@@ -379,4 +382,53 @@ func BenchmarkDequeueEmpty(b *testing.B) {
 	b.StopTimer()
 	_, c1 := c.read()
 	b.ReportMetric(float64(c1-c0)/float64(b.N), "cgo/op")
+}
+
+// BenchmarkRDMAWriteGoroutines posts signalled 64-byte RDMA writes on one
+// EP from one goroutine and from four at once. Each goroutine posts a write,
+// then busy-polls the shared request EVD for a completion (any goroutine's),
+// so each has one write in flight. One op is one DTO; DTOs/s is the rate of
+// them all (issue 25: whether goroutines that post on one EP would gain from
+// having their posts combined).
+func BenchmarkRDMAWriteGoroutines(b *testing.B) {
+	for _, g := range []int{1, 4} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			p := newBenchPair(b)
+			iov := []udat.LMRTriplet{p.cLMR[0].Triplet(0, 64)}
+			remote := p.sLMR[0].RMRTriplet(0, 64)
+			var claimed atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var eg errgroup.Group
+			for range g {
+				eg.Go(func() error {
+					var ev udat.Event
+					for claimed.Add(1) <= int64(b.N) {
+						if err := p.client.PostRDMAWrite(iov, 1, remote, udat.CompletionDefault); err != nil {
+							return err
+						}
+						for {
+							err := p.cReq.DequeueInto(&ev)
+							if err == nil && ev.DTO.Status != udat.DTOSuccess {
+								err = fmt.Errorf("completion status %v", ev.DTO.Status)
+							}
+							if !errors.Is(err, udat.ErrQueueEmpty) {
+								if err != nil {
+									return err
+								}
+								break
+							}
+							runtime.Gosched() // four pollers, two CPUs
+						}
+					}
+					return nil
+				})
+			}
+			if err := eg.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "DTOs/s")
+		})
+	}
 }
