@@ -40,8 +40,9 @@ type FakeDevice struct {
 // fakeInline is the fake QP's largest inline request, Soft-RoCE's.
 const fakeInline = 64
 
-// NewFakeDevice makes a QP of QP number qpn whose send queue holds depth
-// work requests of at most maxSGE segments, and a CQ of depth entries.
+// NewFakeDevice makes a QP of QP number qpn whose send and receive queues
+// each hold depth work requests of at most maxSGE segments, and its two
+// CQs, of at least depth entries each.
 func NewFakeDevice(depth, maxSGE int, qpn uint32) (*FakeDevice, error) {
 	if depth < 1 || maxSGE < 1 {
 		return nil, opErr("fake device", int(syscall.EINVAL))
