@@ -36,7 +36,7 @@ type guardRig struct {
 	evs    []Event
 }
 
-// guardBatch is the batch of the write16 row, as udattest -batch posts it.
+// guardBatch is the batch of the Write16 row, as udattest -batch 16 posts it.
 const guardBatch = 16
 
 func newGuardRig(t *testing.T) *guardRig {
