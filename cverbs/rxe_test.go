@@ -21,6 +21,21 @@ import (
 // SRQ and CQ must take the direct path of rxe.go.
 func onRXE(r *rig) bool { return strings.HasPrefix(r.ctx.Name(), "rxe") && rxeDirect }
 
+// copyInline copies exactly the bytes asked for, at every length around
+// its fixed-size moves, and nothing beyond them.
+func TestCopyInline(t *testing.T) {
+	src := make([]byte, 80)
+	for i := range src {
+		src[i] = byte(i + 1)
+	}
+	for n := range uint32(len(src)) {
+		dst := make([]byte, len(src)+8)
+		copyInline(unsafe.Pointer(&dst[0]), uint64(uintptr(unsafe.Pointer(&src[0]))), n)
+		require.Equal(t, src[:n], dst[:n], "%d bytes", n)
+		require.Equal(t, make([]byte, len(dst)-int(n)), dst[n:], "beyond %d bytes", n)
+	}
+}
+
 // The direct path knows the rdma-core release in use, from the file name
 // of the libibverbs the package is linked with.
 func TestRDMACoreRelease(t *testing.T) {
