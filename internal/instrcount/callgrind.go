@@ -34,6 +34,11 @@ type Func struct {
 	Key  FuncKey
 	File string // the file of its fn= line (inlined code keeps the function)
 	Self int64
+	// Foreign is the part of Self whose source lines are in another file
+	// than File, by file: code inlined from elsewhere, and code callgrind
+	// charges to the function it left when a goroutine switch (gogo) jumps
+	// into another function without a call.
+	Foreign map[string]int64
 	// SelfAt is the own cost per instruction address, when the profile was
 	// written with --dump-instr=yes.
 	SelfAt map[uint64]int64
@@ -97,6 +102,7 @@ func parseProfile(r io.Reader) (*Profile, error) {
 		instrPos   = -1
 		last       []int64
 		ob, fl     string
+		src        string // the file of the cost lines: fl, or fi=/fe='s
 		cob        string
 		cfn        string
 		cur        *Func
@@ -162,6 +168,12 @@ func parseProfile(r io.Reader) (*Profile, error) {
 			}
 			cur.Self += ir
 			sum += ir
+			if src != cur.File {
+				if cur.Foreign == nil {
+					cur.Foreign = map[string]int64{}
+				}
+				cur.Foreign[src] += ir
+			}
 			if instrPos >= 0 {
 				if cur.SelfAt == nil {
 					cur.SelfAt = map[uint64]int64{}
@@ -219,10 +231,14 @@ func parseProfile(r io.Reader) (*Profile, error) {
 			ob = objs.resolve(val)
 		case "fl":
 			fl = files.resolve(val)
-		case "fi", "fe", "cfi", "cfl":
+			src = fl
+		case "fi", "fe":
+			src = files.resolve(val)
+		case "cfi", "cfl":
 			files.resolve(val)
 		case "fn":
 			cur = fn(FuncKey{ob, fns.resolve(val)})
+			src = cur.File
 			cob, cfn, pendingArc = "", "", nil
 		case "cob":
 			cob = objs.resolve(val)
@@ -299,6 +315,12 @@ func (p *Profile) Merge(q *Profile) {
 			p.Funcs[k] = f
 		}
 		f.Self += g.Self
+		for file, c := range g.Foreign {
+			if f.Foreign == nil {
+				f.Foreign = map[string]int64{}
+			}
+			f.Foreign[file] += c
+		}
 		if g.SelfAt != nil {
 			if f.SelfAt == nil {
 				f.SelfAt = map[uint64]int64{}
@@ -371,8 +393,24 @@ func WriteProfile(w io.Writer, p *Profile, keep func(*Func) bool) error {
 			for _, a := range addrs {
 				fmt.Fprintf(bw, "%#x 0 %d\n", a, f.SelfAt[a])
 			}
-		} else if f.Self != 0 {
-			fmt.Fprintf(bw, "%s %d\n", pos, f.Self)
+		} else {
+			// Own cost at the function's file, then at each other file.
+			own := f.Self
+			files := make([]string, 0, len(f.Foreign))
+			for file, c := range f.Foreign {
+				own -= c
+				files = append(files, file)
+			}
+			slices.Sort(files)
+			if own != 0 {
+				fmt.Fprintf(bw, "%s %d\n", pos, own)
+			}
+			for _, file := range files {
+				fmt.Fprintf(bw, "fi=%s\n%s %d\n", name("f", file), pos, f.Foreign[file])
+			}
+			if len(files) > 0 {
+				fmt.Fprintf(bw, "fe=%s\n", name("f", f.File))
+			}
 		}
 		callees := make([]FuncKey, 0, len(f.Calls))
 		for to := range f.Calls {

@@ -123,6 +123,62 @@ func TestParseCompressed(t *testing.T) {
 // of make bench-instr's write_64 row): 64 B RDMA writes, 2,000 and 10,000
 // of them, each tool under callgrind in the VM. The values are those of the
 // untrimmed profiles.
+// A goroutine switch leaves callgrind charging the polling loop, at
+// udattest's lines (fi=), to the runtime function the switch left:
+// chargeToolLines gives those lines to the tool loop, and the inlined
+// lines of other files stay where they are.
+const switchedProfile = `# callgrind format
+version: 1
+cmd: /tmp/udattest -n 5
+positions: line
+events: Ir
+
+ob=(1) /tmp/udattest
+fl=(1) /usr/local/go/src/runtime/proc.go
+fn=(1) runtime.exitsyscall
+4883 30
+fi=(2) /work/main/cmd/udattest/perf.go
+240 500
+fi=(3) /usr/local/go/src/sync/atomic/type.go
+10 20
+fe=(1)
+4890 5
+
+fl=(4) /work/main/udat/evd.go
+fn=(2) github.com/udapl-go/udapl/udat.(*EVD).DequeueInto
+400 100
+fi=(5) /usr/local/go/src/internal/sync/mutex.go
+30 12
+totals: 667
+`
+
+func TestToolLinesChargedToMain(t *testing.T) {
+	p, err := parseProfile(strings.NewReader(switchedProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written and read again, the files of the lines stay.
+	var buf bytes.Buffer
+	if err := WriteProfile(&buf, p, func(*Func) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = parseProfile(&buf); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	exit := p.Funcs[FuncKey{"/tmp/udattest", "runtime.exitsyscall"}]
+	if exit == nil || exit.Self != 555 || exit.Foreign["/work/main/cmd/udattest/perf.go"] != 500 {
+		t.Fatalf("runtime.exitsyscall: %+v", exit)
+	}
+	chargeToolLines(p)
+	got := split(p)
+	want := map[string]int64{catCgo: 55, catTool: 500, catComplete: 112}
+	for _, c := range categories {
+		if got[c] != want[c] {
+			t.Errorf("%s: %d, want %d", c, got[c], want[c])
+		}
+	}
+}
+
 func TestRecordedSample(t *testing.T) {
 	const n1, n2 = 2000, 10000
 	dir := "testdata"
