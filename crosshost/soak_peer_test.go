@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -220,13 +221,15 @@ type soakPeer struct {
 	buf []byte
 	srq *udat.SRQ
 
-	mu      sync.Mutex
-	slots   [soakSlots]bool
-	srqLive map[uint64]bool // SRQ cookies posted and not completed
-	srqSeq  uint64
-	counts  map[string]int
-	errs    []string
-	log     []string
+	mu    sync.Mutex
+	slots [soakSlots]*peerConn // nil: free
+	// When B last listed its slots' holders, having no slot for a request.
+	listedHolders time.Time
+	srqLive       map[uint64]bool // SRQ cookies posted and not completed
+	srqSeq        uint64
+	counts        map[string]int
+	errs          []string
+	log           []string
 }
 
 func (p *soakPeer) count(k string, n int) {
@@ -405,7 +408,23 @@ type peerConn struct {
 	established   bool
 	deferred      [][2]int // off, n
 	deferredSince time.Time
+	probing       bool // a probe is outstanding
+
+	// For listHolders.
+	accepted       time.Time
+	establishedAt  atomic.Int64 // Unix ns; 0 before ESTABLISHED
+	lastCompletion atomic.Int64 // Unix ns
+	probes         atomic.Int64
 }
+
+// soakProbeIdle is how long B lets a connection go without a completion
+// before it probes the peer. B only answers: when A's process or host is
+// gone without a disconnect request reaching B (lost at 10 % loss, or
+// never sent), nothing would end the connection and its slot would be
+// held for ever. The probe is a zero-length RDMA write, which the peer's
+// device acknowledges without touching memory (no rkey is needed, IB
+// C9-88); it fails within DeadPeerTimeout when nobody answers.
+const soakProbeIdle = 2 * time.Second
 
 func (p *soakPeer) accept(ctx context.Context, cr *udat.CR, wg *sync.WaitGroup) {
 	q, err := cr.Query()
@@ -414,17 +433,20 @@ func (p *soakPeer) accept(ctx context.Context, cr *udat.CR, wg *sync.WaitGroup) 
 		cr.Reject(nil)
 		return
 	}
-	c := &peerConn{p: p, slot: -1, key: binary.LittleEndian.Uint64(q.PrivateData), srq: q.PrivateData[8] == 1, posted: map[uint64]string{}}
+	c := &peerConn{p: p, slot: -1, key: binary.LittleEndian.Uint64(q.PrivateData), srq: q.PrivateData[8] == 1,
+		posted: map[uint64]string{}, accepted: time.Now()}
+	c.lastCompletion.Store(c.accepted.UnixNano())
 	p.mu.Lock()
-	for i, used := range p.slots {
-		if !used {
-			c.slot, p.slots[i] = i, true
+	for i, holder := range p.slots {
+		if holder == nil {
+			c.slot, p.slots[i] = i, c
 			break
 		}
 	}
 	p.mu.Unlock()
 	if c.slot < 0 {
 		p.count("conn rejected (no slot)", 1)
+		p.listHolders()
 		cr.Reject(nil)
 		return
 	}
@@ -541,6 +563,7 @@ func (c *peerConn) serve(ctx context.Context) {
 			ev, err := c.conn.Dequeue()
 			if err == nil && ev.Number == udat.EventConnectionEstablished {
 				c.established = true
+				c.establishedAt.Store(time.Now().UnixNano())
 				if len(c.deferred) > 0 {
 					p.count("answers deferred to ESTABLISHED", len(c.deferred))
 					p.max("answers deferred: longest wait ms", int(time.Since(c.deferredSince).Milliseconds()))
@@ -568,6 +591,9 @@ func (c *peerConn) serve(ctx context.Context) {
 		ev, _, err := c.dto.WaitContext(wctx, 1)
 		cancel()
 		if err != nil {
+			if c.established && !c.probing && time.Since(time.Unix(0, c.lastCompletion.Load())) > soakProbeIdle {
+				ending = c.probe() != nil
+			}
 			continue
 		}
 		if !c.complete(ev) {
@@ -579,10 +605,25 @@ func (c *peerConn) serve(ctx context.Context) {
 	}
 }
 
+// probe posts the probe of soakProbeIdle.
+func (c *peerConn) probe() error {
+	cookie := uint64(1)<<61 | c.seq&0xffffffff
+	c.seq++
+	if err := c.ep.PostRDMAWrite(nil, cookie, udat.RMRTriplet{}, udat.CompletionDefault); err != nil {
+		c.p.logf("conn %#x: post a probe: %v", c.key, err)
+		return err
+	}
+	c.posted[cookie] = "probe"
+	c.probing = true
+	c.probes.Add(1)
+	return nil
+}
+
 // complete handles one completion; false when the connection is done for.
 func (c *peerConn) complete(ev udat.Event) bool {
 	p := c.p
 	d := ev.DTO
+	quiet := time.Since(time.Unix(0, c.lastCompletion.Swap(time.Now().UnixNano())))
 	what, ok := c.posted[d.Cookie]
 	if ok {
 		delete(c.posted, d.Cookie)
@@ -598,6 +639,13 @@ func (c *peerConn) complete(ev udat.Event) bool {
 		return false
 	}
 	p.count(what+" "+soakStatus(d.Status), 1)
+	if what == "probe" {
+		c.probing = false
+		if d.Status != udat.DTOSuccess && d.Status != udat.DTOErrFlushed {
+			p.logf("conn %#x: probe %v after %v without a completion", c.key, d.Status, quiet.Round(time.Millisecond))
+		}
+		return d.Status == udat.DTOSuccess
+	}
 	off := c.base + soakRecvArea + int(d.Cookie>>32&0xffff)*soakBlock
 	if what == "srq recv" {
 		off = soakSRQArea + int(d.Cookie>>32&0xffff)*soakBlock
@@ -700,8 +748,37 @@ func (c *peerConn) release() {
 		}
 	}
 	c.p.mu.Lock()
-	c.p.slots[c.slot] = false
+	c.p.slots[c.slot] = nil
 	c.p.mu.Unlock()
+}
+
+// listHolders logs, at most every 10 s, what holds each slot: when a
+// request finds none free, the reason is there.
+func (p *soakPeer) listHolders() {
+	p.mu.Lock()
+	now := time.Now()
+	if now.Sub(p.listedHolders) < 10*time.Second {
+		p.mu.Unlock()
+		return
+	}
+	p.listedHolders = now
+	var lines []string
+	for i, c := range p.slots {
+		if c == nil {
+			continue
+		}
+		state := "not established"
+		if at := c.establishedAt.Load(); at != 0 {
+			state = fmt.Sprintf("established %v ago", now.Sub(time.Unix(0, at)).Round(time.Millisecond))
+		}
+		lines = append(lines, fmt.Sprintf("slot %d: conn %#x accepted %v ago, %s, last completion %v ago, probes %d",
+			i, c.key, now.Sub(c.accepted).Round(time.Millisecond), state,
+			now.Sub(time.Unix(0, c.lastCompletion.Load())).Round(time.Millisecond), c.probes.Load()))
+	}
+	p.mu.Unlock()
+	for _, l := range lines {
+		p.logf("no slot free: %s", l)
+	}
 }
 
 // peerUD is B's UD EP: it echoes every datagram to its sender.

@@ -48,8 +48,8 @@ import (
 // process SIGKILLed (by itself, when A asks through a file: a shell in the
 // loaded VM B may take seconds to start) and started again, and the same
 // with B's rxe0 deleted and added again in between. They are spread evenly,
-// with a quiet tail of at least soakGrace, so every worker must connect
-// again after the last.
+// with a quiet tail of at least soakGrace, so every worker must work
+// again after the last: connect (RC), have an echo verified (UD).
 //
 // The accounting: every cookie completes exactly once; every successful
 // DTO's data is checked end to end; a DTO fails, a connection breaks or a
@@ -61,7 +61,9 @@ import (
 // they were, and those of B's last peer process have not grown. A
 // connection whose answers stop coming while none of A's DTOs is
 // outstanding (nothing would tell A) is given up after the bound, as an
-// application's heartbeat would. The table is printed, and written to
+// application's heartbeat would; B probes its connections that go quiet
+// (soakProbeIdle), so that one whose peer left without a word reaching B
+// does not hold its slot for ever. The table is printed, and written to
 // $TMPDIR/udapl-soak-report.txt in VM A (the host's /tmp).
 
 const (
@@ -175,7 +177,7 @@ type soakRun struct {
 	faults  []*soakFault
 	current *soakFault // the fault on now, or the last one
 	breaks  []soakBreak
-	lastOK  map[string]time.Time // per worker: its last connection made
+	lastOK  map[string]time.Time // per worker: when it last showed it works (worked)
 
 	devBefore, devAfter map[string]int64
 }
@@ -183,6 +185,15 @@ type soakRun struct {
 func (r *soakRun) count(k string, n int) {
 	r.mu.Lock()
 	r.counts[k] += n
+	r.mu.Unlock()
+}
+
+// worked records that worker name works now: an RC worker made a
+// connection, the UD worker resolved B's address or had an echo verified
+// (it resolves again only when echoes stop).
+func (r *soakRun) worked(name string) {
+	r.mu.Lock()
+	r.lastOK[name] = time.Now()
 	r.mu.Unlock()
 }
 
@@ -288,11 +299,11 @@ func TestSoak(t *testing.T) {
 	}
 	stopTook := time.Since(stopAt)
 	r.devAfter = deviceCounters()
-	// Every worker made a connection after the last fault's grace.
+	// Every worker worked after the last fault's grace.
 	r.mu.Lock()
 	for w, at := range r.lastOK {
 		if at.Before(last) {
-			r.errs = append(r.errs, fmt.Sprintf("worker %s made no connection after the last fault", w))
+			r.errs = append(r.errs, fmt.Sprintf("worker %s did no work after the last fault", w))
 		}
 	}
 	r.mu.Unlock()
@@ -491,9 +502,7 @@ func (r *soakRun) rcWorker(name string, stop <-chan struct{}) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		r.mu.Lock()
-		r.lastOK[name] = time.Now()
-		r.mu.Unlock()
+		r.worked(name)
 		c.run(time.Duration(500+rng.IntN(2500))*time.Millisecond, stop)
 		c.free()
 	}
@@ -1108,9 +1117,7 @@ func (r *soakRun) udSession(stop <-chan struct{}) bool {
 	}
 	ah := ev.IB.RemoteAH
 	r.count("ud resolved", 1)
-	r.mu.Lock()
-	r.lastOK["ud"] = time.Now()
-	r.mu.Unlock()
+	r.worked("ud")
 	awaiting := map[uint64]time.Time{}
 	free := make([]int, 0, soakUDSends)
 	for k := range soakUDSends {
@@ -1191,6 +1198,7 @@ func (r *soakRun) udSession(stop <-chan struct{}) bool {
 		} else if _, ok := awaiting[h.Seq]; ok {
 			delete(awaiting, h.Seq)
 			lastEcho = time.Now()
+			r.worked("ud")
 			r.count("dgrams verified", 1)
 			r.count("bytes verified", n)
 		} else {
