@@ -20,10 +20,7 @@ func TestConcurrentPosting(t *testing.T) {
 		perW    = 40
 		total   = workers * perW
 	)
-	attr := DefaultEPAttr()
-	attr.MaxRequestDTOs = 64
-	attr.MaxRecvDTOs = total
-	p := newPair(t, pairOpts{clientAttr: &attr, serverAttr: &attr, evdQLen: 2 * total, splitEVDs: true})
+	p := newPairForTraffic(t, 64, total)
 	c, s := p.client, p.server
 
 	// Receives posted concurrently.
@@ -43,26 +40,7 @@ func TestConcurrentPosting(t *testing.T) {
 
 	// Sends posted concurrently while another goroutine reaps the send
 	// completions, and one waits for the receive completions.
-	var mu sync.Mutex
-	sent := map[uint64]int{}
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		for n := 0; n < total; {
-			ev, _, err := c.req.Wait(waitUS, 1)
-			if err != nil {
-				t.Errorf("wait for send completions: %v", err)
-				return
-			}
-			if ev.DTO.Status != DTOSuccess {
-				t.Errorf("send completion %+v", ev.DTO)
-			}
-			mu.Lock()
-			sent[ev.DTO.Cookie]++
-			mu.Unlock()
-			n++
-		}
-	}()
+	sendCompletions := reapSendsInBackground(t, c.req, total)
 	for w := 0; w < workers; w++ {
 		g.Go(func() error {
 			for i := 0; i < perW; i++ {
@@ -88,11 +66,7 @@ func TestConcurrentPosting(t *testing.T) {
 		require.Equal(t, DTOSuccess, d.Status)
 		got[d.Cookie]++
 	}
-	select {
-	case <-reaped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("send completions missing")
-	}
+	sent := sendCompletions()
 	require.Len(t, got, total, "every receive cookie exactly once")
 	require.Len(t, sent, total, "every send cookie exactly once")
 	for _, n := range sent {

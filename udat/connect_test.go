@@ -11,18 +11,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newSidesAndCREVD opens the device and creates two unconnected EPs, c and s,
+// in one PZ, and a CR EVD for the service point each test makes for s.
+func newSidesAndCREVD(t *testing.T) (ia *IA, c, s side, crEVD *EVD) {
+	t.Helper()
+	ia = openIA(t)
+	pz := mustPZ(t, ia)
+	c = newSide(t, ia, pz, pairOpts{}, nil, nil)
+	s = newSide(t, ia, pz, pairOpts{}, nil, nil)
+	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
+	require.NoError(t, err)
+	return ia, c, s, crEVD
+}
+
 // Private data travels with the request and the accept; the passive side's
 // ESTABLISHED event carries none (dat_evd_wait: "For the Passive side,
 // DAT_CONNECTION_EVENT_ESTABLISHED event private_data is not defined and
 // private_data_size returns zero").
 func TestConnectPrivateDataAndStates(t *testing.T) {
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
+	ia, c, s, crEVD := newSidesAndCREVD(t)
 	psp, q, err := ia.CreatePSPAny(crEVD, PSPConsumerFlag)
 	require.NoError(t, err)
 	pq, err := psp.Query()
@@ -79,14 +86,8 @@ func TestConnectPrivateDataAndStates(t *testing.T) {
 // A rejected EP is DISCONNECTED, and Reset makes it usable again.
 func TestConnectRejected(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
-	q := nextConnQual()
-	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
+	c := newSide(t, ia, mustPZ(t, ia), pairOpts{}, nil, nil)
+	_, crEVD, q := listenPSP(t, ia)
 	postRecvs(t, c, 0, 64, 1, 5)
 	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
 	cr := waitEvent(t, crEVD).CR.CR
@@ -116,14 +117,8 @@ func TestConnectRejected(t *testing.T) {
 // DAT_CONNECTION_EVENT_TIMED_OUT after the connect timeout.
 func TestConnectTimedOut(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
-	q := nextConnQual()
-	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
+	c := newSide(t, ia, mustPZ(t, ia), pairOpts{}, nil, nil)
+	_, crEVD, q := listenPSP(t, ia)
 	start := time.Now()
 	require.NoError(t, c.ep.Connect(ia.Address(), q, 500_000, nil, 0, 0))
 	cr := waitEvent(t, crEVD).CR.CR
@@ -156,11 +151,7 @@ func TestBlockedConnectDelaysNothing(t *testing.T) {
 	t.Cleanup(func() { beforeConnect = nil })
 	defer close(release)
 
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
-	q := nextConnQual()
-	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
+	_, crEVD, q := listenPSP(t, ia)
 	start := time.Now()
 	require.NoError(t, slow.ep.Connect(ia.Address(), q, 300_000, nil, 0, 0))
 	<-stuck
@@ -168,7 +159,7 @@ func TestBlockedConnectDelaysNothing(t *testing.T) {
 	ev := waitEvent(t, slow.conn)
 	require.Equal(t, EventConnectionTimedOut, ev.Number)
 	t.Logf("timed out after %v", time.Since(start))
-	_, err = slow.ep.Query()
+	_, err := slow.ep.Query()
 	require.NoError(t, err, "Query does not wait for the blocked connect")
 	require.NoError(t, slow.ep.Reset())
 	require.NoError(t, slow.ep.Connect(ia.Address(), q, 300_000, nil, 0, 0))
@@ -274,13 +265,7 @@ func TestResetAndReconnect(t *testing.T) {
 // An RSP reserves one EP; its request moves the EP to
 // PASSIVE_CONNECTION_PENDING, and accepting the CR connects it.
 func TestRSP(t *testing.T) {
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
+	ia, c, s, crEVD := newSidesAndCREVD(t)
 	q := nextConnQual()
 	rsp, err := ia.CreateRSP(q, s.ep, crEVD)
 	require.NoError(t, err)
@@ -311,14 +296,8 @@ func TestRSP(t *testing.T) {
 // CR stays usable.
 func TestCRHandoff(t *testing.T) {
 	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
-	q := nextConnQual()
-	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
+	c := newSide(t, ia, mustPZ(t, ia), pairOpts{}, nil, nil)
+	_, crEVD, q := listenPSP(t, ia)
 	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
 	cr := waitEvent(t, crEVD).CR.CR
 	requireCode(t, cr.Handoff(nextConnQual()), NotImplemented)
@@ -329,12 +308,8 @@ func TestCRHandoff(t *testing.T) {
 // A connection qualifier can be listened on once.
 func TestPSPConnQualInUse(t *testing.T) {
 	ia := openIA(t)
-	crEVD, err := ia.CreateEVD(4, EVDCRFlag)
-	require.NoError(t, err)
-	q := nextConnQual()
-	psp, err := ia.CreatePSP(q, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
-	_, err = ia.CreatePSP(q, crEVD, PSPConsumerFlag)
+	psp, crEVD, q := listenPSP(t, ia)
+	_, err := ia.CreatePSP(q, crEVD, PSPConsumerFlag)
 	requireCode(t, err, ConnQualInUse)
 	_, err = ia.CreatePSP(nextConnQual(), crEVD, PSPFlags(2))
 	requireCode(t, err, InvalidParameter|InvalidArg4)

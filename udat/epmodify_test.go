@@ -35,6 +35,18 @@ func requireQueues(t testing.TB, ep *EP, req, recv int) (gotReq, gotRecv int) {
 	return q.Attr.MaxRequestDTOs, q.Attr.MaxRecvDTOs
 }
 
+// newPairSendQueue connects a pair whose client EP asks for only n request
+// DTOs, and returns it with the room the client's send queue got (checked
+// by requireQueues: at least n).
+func newPairSendQueue(t testing.TB, n int) (p *pair, room int) {
+	t.Helper()
+	attr := DefaultEPAttr()
+	attr.MaxRequestDTOs = n
+	p = newPair(t, pairOpts{clientAttr: &attr})
+	room, _ = requireQueues(t, p.client.ep, n, 0)
+	return p, room
+}
+
 // dat_ep_modify on an UNCONNECTED EP changes its PZ, EVDs, DTO counts and
 // IOV sizes: the EP gets a new queue pair, the CQ room moves from the old
 // EVD to the new one, the old PZ and EVDs are free again, and the EP then

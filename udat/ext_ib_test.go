@@ -184,10 +184,7 @@ func TestIBAtomicWithoutRemoteAtomicPrivilege(t *testing.T) {
 // Extended requests batch with the others, complete in posting order, and
 // reach an SRQ's receives with their immediate data.
 func TestIBExtensionsBatchedToSRQ(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1})
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, SRQAttr{MaxRecvDTOs: 8, MaxRecvIOV: 1})
 	p := newPairIn(t, ia, pz, pairOpts{srq: srq})
 	c, s := p.client, p.server
 	needImmediate(t, c)

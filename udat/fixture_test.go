@@ -118,6 +118,18 @@ func newPairIn(t testing.TB, ia *IA, pz *PZ, o pairOpts) *pair {
 	return p
 }
 
+// newPairForTraffic connects a pair for total messages posted at once from
+// several goroutines: each EP takes maxRequests request DTOs and total
+// receives, and each side's separate request and receive EVDs hold twice
+// total events.
+func newPairForTraffic(t testing.TB, maxRequests, total int) *pair {
+	t.Helper()
+	attr := DefaultEPAttr()
+	attr.MaxRequestDTOs = maxRequests
+	attr.MaxRecvDTOs = total
+	return newPair(t, pairOpts{clientAttr: &attr, serverAttr: &attr, evdQLen: 2 * total, splitEVDs: true})
+}
+
 // connect connects p.client.ep to p.server.ep through a PSP.
 func (p *pair) connect(t testing.TB) {
 	t.Helper()
@@ -137,6 +149,18 @@ func (p *pair) connect(t testing.TB) {
 	p.client.estabPD = ev.Conn.PrivateData
 	ev = waitEvent(t, p.server.conn)
 	require.Equal(t, EventConnectionEstablished, ev.Number, "server connection event")
+}
+
+// listenPSP creates a Consumer PSP at a fresh connection qualifier, with a
+// CR EVD of its own, for tests that connect EPs of their own to it.
+func listenPSP(t testing.TB, ia *IA) (*PSP, *EVD, ConnQual) {
+	t.Helper()
+	crEVD, err := ia.CreateEVD(8, EVDCRFlag)
+	require.NoError(t, err)
+	qual := nextConnQual()
+	psp, err := ia.CreatePSP(qual, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	return psp, crEVD, qual
 }
 
 // waitEvent waits for one event on e.
@@ -164,6 +188,81 @@ func requireEmpty(t testing.TB, e *EVD) {
 	require.Same(t, ErrQueueEmpty, err, "Dequeue returns the sentinel itself")
 }
 
+// waitResult is what an EVD.Wait in the background returned.
+type waitResult struct {
+	ev    Event
+	nmore int
+	err   error
+}
+
+// waitInBackground starts e.Wait(waitUS, threshold) in a goroutine, for
+// tests that check when the waiter wakes (requireAsleep, requireWoken).
+func waitInBackground(e *EVD, threshold int) <-chan waitResult {
+	done := make(chan waitResult, 1)
+	go func() {
+		ev, n, err := e.Wait(waitUS, threshold)
+		done <- waitResult{ev, n, err}
+	}()
+	return done
+}
+
+// requireAsleep checks that the waiter of done has not woken within 500 ms;
+// why says what waking would mean.
+func requireAsleep(t testing.TB, done <-chan waitResult, why string) {
+	t.Helper()
+	select {
+	case r := <-done:
+		t.Fatalf("%s: %+v", why, r)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// requireWoken waits up to 20 s for the waiter of done, checks that its
+// Wait succeeded and returns what it got; why says what not waking means.
+func requireWoken(t testing.TB, done <-chan waitResult, why string) waitResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal(why)
+		return waitResult{}
+	}
+}
+
+// reapSendsInBackground takes n send completions off e in a goroutine while
+// the test posts from others, reporting (t.Errorf) any that failed. The
+// function it returns waits up to 30 s for all n and returns how many times
+// each cookie completed.
+func reapSendsInBackground(t testing.TB, e *EVD, n int) (completed func() map[uint64]int) {
+	counts := map[uint64]int{} // written by the reaper only, read once it is done
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		for range n {
+			ev, _, err := e.Wait(waitUS, 1)
+			if err != nil {
+				t.Errorf("wait for send completions: %v", err)
+				return
+			}
+			if ev.DTO.Status != DTOSuccess {
+				t.Errorf("send completion %+v", ev.DTO)
+			}
+			counts[ev.DTO.Cookie]++
+		}
+	}()
+	return func() map[uint64]int {
+		t.Helper()
+		select {
+		case <-reaped:
+		case <-time.After(30 * time.Second):
+			t.Fatal("send completions missing")
+		}
+		return counts
+	}
+}
+
 // requireCode checks that err is a DAT error with exactly type|subtype.
 func requireCode(t testing.TB, err error, code Return, msgAndArgs ...any) {
 	t.Helper()
@@ -187,6 +286,17 @@ func postRecvs(t testing.TB, s side, off, size, n int, base uint64) {
 	for i := 0; i < n; i++ {
 		require.NoError(t, s.ep.PostRecv([]LMRTriplet{s.lmr.Triplet(off+i*size, size)}, base+uint64(i), CompletionDefault))
 	}
+}
+
+// foreignLMR allocates an LMR in a new PZ: its triplets belong to no EP or
+// SRQ of the test's own PZ.
+func foreignLMR(t testing.TB, ia *IA) *LMR {
+	t.Helper()
+	pz2, err := ia.CreatePZ()
+	require.NoError(t, err)
+	foreign, err := ia.AllocLMR(pz2, 4096, MemPrivAll)
+	require.NoError(t, err)
+	return foreign
 }
 
 // fill writes a repeated byte pattern into b.

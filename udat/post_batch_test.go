@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/metrics"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,11 +137,8 @@ func TestPostRequestsStopsAtFirstRefused(t *testing.T) {
 // (one per room's worth) and so make room for a few more: at least the
 // room is posted, never the whole batch.
 func TestPostRequestsQueueFull(t *testing.T) {
-	attr := DefaultEPAttr()
-	attr.MaxRequestDTOs = 4
-	p := newPair(t, pairOpts{clientAttr: &attr})
+	p, room := newPairSendQueue(t, 4)
 	c, s := p.client, p.server
-	room, _ := requireQueues(t, c.ep, 4, 0)
 	reqs := make([]Request, room+64)
 	for i := range reqs {
 		reqs[i] = Request{Op: DTORDMAWrite, LocalIOV: []LMRTriplet{c.lmr.Triplet(0, 8)}, Cookie: uint64(i), Remote: s.lmr.RMRTriplet(0, 8)}
@@ -298,10 +294,7 @@ func TestPostRequestsConcurrent(t *testing.T) {
 		batch   = 8
 		total   = workers * batches * batch
 	)
-	attr := DefaultEPAttr()
-	attr.MaxRequestDTOs = 32
-	attr.MaxRecvDTOs = total
-	p := newPair(t, pairOpts{clientAttr: &attr, serverAttr: &attr, evdQLen: 2 * total, splitEVDs: true})
+	p := newPairForTraffic(t, 32, total)
 	c, s := p.client, p.server
 
 	var g errgroup.Group
@@ -322,25 +315,7 @@ func TestPostRequestsConcurrent(t *testing.T) {
 	}
 	require.NoError(t, g.Wait())
 
-	var mu sync.Mutex
-	completed := map[uint64]int{}
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		for n := 0; n < total; n++ {
-			ev, _, err := c.req.Wait(waitUS, 1)
-			if err != nil {
-				t.Errorf("wait for send completions: %v", err)
-				return
-			}
-			if ev.DTO.Status != DTOSuccess {
-				t.Errorf("send completion %+v", ev.DTO)
-			}
-			mu.Lock()
-			completed[ev.DTO.Cookie]++
-			mu.Unlock()
-		}
-	}()
+	sendCompletions := reapSendsInBackground(t, c.req, total)
 	for w := range workers {
 		g.Go(func() error {
 			for b := range batches {
@@ -364,11 +339,7 @@ func TestPostRequestsConcurrent(t *testing.T) {
 		})
 	}
 	require.NoError(t, g.Wait())
-	select {
-	case <-reaped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("send completions missing")
-	}
+	completed := sendCompletions()
 	require.Len(t, completed, total)
 	for k, n := range completed {
 		require.Equal(t, 1, n, "cookie %d", k)

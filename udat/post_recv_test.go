@@ -8,7 +8,6 @@ package udat
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -123,34 +122,16 @@ func TestPostRecvCompletionThreshold(t *testing.T) {
 	p := newPair(t, pairOpts{serverAttr: &attr, splitEVDs: true})
 	c, s := p.client, p.server
 	postRecvs(t, s, 0, 64, 3, 1)
-	type res struct {
-		ev    Event
-		nmore int
-		err   error
-	}
-	done := make(chan res, 1)
-	go func() {
-		ev, n, err := s.recv.Wait(waitUS, 3)
-		done <- res{ev, n, err}
-	}()
+	done := waitInBackground(s.recv, 3)
 	for i := 0; i < 2; i++ {
 		require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))
 		waitDTO(t, c.req)
 	}
-	select {
-	case r := <-done:
-		t.Fatalf("waiter woke below its threshold: %+v", r)
-	case <-time.After(500 * time.Millisecond):
-	}
+	requireAsleep(t, done, "waiter woke below its threshold")
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))
-	select {
-	case r := <-done:
-		require.NoError(t, r.err)
-		require.Equal(t, uint64(1), r.ev.DTO.Cookie)
-		require.Equal(t, 2, r.nmore)
-	case <-time.After(20 * time.Second):
-		t.Fatal("waiter did not wake at its threshold")
-	}
+	r := requireWoken(t, done, "waiter did not wake at its threshold")
+	require.Equal(t, uint64(1), r.ev.DTO.Cookie)
+	require.Equal(t, 2, r.nmore)
 }
 
 // "A Consumer must not modify the local_iov or its content until the DTO is
@@ -330,10 +311,7 @@ func TestPostRecvProtectionAndPrivileges(t *testing.T) {
 	pz, err := ia.CreatePZ()
 	require.NoError(t, err)
 	sd := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	pz2, err := ia.CreatePZ()
-	require.NoError(t, err)
-	foreign, err := ia.AllocLMR(pz2, 4096, MemPrivAll)
-	require.NoError(t, err)
+	foreign := foreignLMR(t, ia)
 	readOnly, err := ia.AllocLMR(pz, 4096, MemPrivLocalRead)
 	require.NoError(t, err)
 	freed, err := ia.AllocLMR(pz, 4096, MemPrivAll)

@@ -121,34 +121,16 @@ func TestPostSendSolicitedWaitFlag(t *testing.T) {
 	needSolicitedNotify(t, p.ia)
 	c, s := p.client, p.server
 	postRecvs(t, s, 0, 64, 2, 1)
-	type res struct {
-		ev    Event
-		nmore int
-		err   error
-	}
-	done := make(chan res, 1)
-	go func() {
-		ev, n, err := s.recv.Wait(waitUS, 1)
-		done <- res{ev, n, err}
-	}()
+	done := waitInBackground(s.recv, 1)
 	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))
 	waitDTO(t, c.req)
-	select {
-	case r := <-done:
-		t.Fatalf("an unsolicited receive woke the waiter: %+v", r)
-	case <-time.After(500 * time.Millisecond):
-	}
+	requireAsleep(t, done, "an unsolicited receive woke the waiter")
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 2, CompletionSolicitedWait))
 	waitDTO(t, c.req)
-	select {
-	case r := <-done:
-		require.NoError(t, r.err)
-		require.Equal(t, uint64(1), r.ev.DTO.Cookie, "events stay in order")
-		require.Equal(t, 1, r.nmore, "the solicited receive is queued behind")
-	case <-time.After(20 * time.Second):
-		t.Fatal("the solicited receive did not wake the waiter")
-	}
+	r := requireWoken(t, done, "the solicited receive did not wake the waiter")
+	require.Equal(t, uint64(1), r.ev.DTO.Cookie, "events stay in order")
+	require.Equal(t, 1, r.nmore, "the solicited receive is queued behind")
 	d := waitDTO(t, s.recv)
 	require.Equal(t, uint64(2), d.Cookie)
 }
@@ -362,10 +344,7 @@ func TestPostSendProtectionViolation(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
 	postRecvs(t, s, 0, 64, 1, 1)
-	pz2, err := p.ia.CreatePZ()
-	require.NoError(t, err)
-	foreign, err := p.ia.AllocLMR(pz2, 4096, MemPrivAll)
-	require.NoError(t, err)
+	foreign := foreignLMR(t, p.ia)
 	requireCode(t, c.ep.PostSend([]LMRTriplet{foreign.Triplet(0, 8)}, 1, CompletionDefault), ProtectionViolation)
 	requireCode(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8), foreign.Triplet(0, 8)}, 1, CompletionDefault), ProtectionViolation)
 	requireEmpty(t, c.req)

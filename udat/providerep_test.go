@@ -24,15 +24,22 @@ func TestPSPProviderFlag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PSPProviderFlag, pq.Flags)
 
+	// request connects a new client EP of attr, with private data pd, and
+	// returns it with the request the PSP made of it, queried.
+	request := func(attr *EPAttr, pd []byte) (side, *CR, CRParam) {
+		t.Helper()
+		client := newSide(t, ia, pz, pairOpts{}, attr, nil)
+		require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, pd, QoSBestEffort, ConnectDefault))
+		ev := waitEvent(t, crEVD)
+		require.Equal(t, EventConnectionRequest, ev.Number)
+		crp, err := ev.CR.CR.Query()
+		require.NoError(t, err)
+		return client, ev.CR.CR, crp
+	}
+
 	ca := DefaultEPAttr()
 	ca.MaxRDMAReadIn, ca.MaxRDMAReadOut = 3, 2
-	client := newSide(t, ia, pz, pairOpts{}, &ca, nil)
-	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, []byte("provider"), QoSBestEffort, ConnectDefault))
-	ev := waitEvent(t, crEVD)
-	require.Equal(t, EventConnectionRequest, ev.Number)
-	cr := ev.CR.CR
-	crp, err := cr.Query()
-	require.NoError(t, err)
+	client, cr, crp := request(&ca, []byte("provider"))
 	require.Equal(t, "provider", string(crp.PrivateData[:8]))
 	ep := crp.LocalEP
 	require.NotNil(t, ep, "the PSP created the EP")
@@ -86,32 +93,21 @@ func TestPSPProviderFlag(t *testing.T) {
 	require.Equal(t, PortQual(qual), q.LocalPortQual)
 
 	// Rejected: the requester hears so and the provider's EP is gone.
-	client2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	require.NoError(t, client2.ep.Connect(ia.Address(), qual, waitUS, nil, QoSBestEffort, ConnectDefault))
-	ev = waitEvent(t, crEVD)
-	require.Equal(t, EventConnectionRequest, ev.Number)
-	crp, err = ev.CR.CR.Query()
-	require.NoError(t, err)
-	ep2 := crp.LocalEP
+	client2, cr2, crp2 := request(nil, nil)
+	ep2 := crp2.LocalEP
 	require.NotNil(t, ep2)
 	require.NotSame(t, ep, ep2)
-	require.NoError(t, ev.CR.CR.Reject([]byte("no")))
-	ev = waitEvent(t, client2.conn)
-	require.Equal(t, EventConnectionPeerRejected, ev.Number)
+	require.NoError(t, cr2.Reject([]byte("no")))
+	require.Equal(t, EventConnectionPeerRejected, waitEvent(t, client2.conn).Number)
 	_, err = ep2.Query()
 	requireCode(t, err, InvalidHandle|InvalidHandleEP, "Reject freed the provider's EP")
 
 	// A request left pending holds its EP: the IA is busy until the
 	// request goes.
-	client3 := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	require.NoError(t, client3.ep.Connect(ia.Address(), qual, waitUS, nil, QoSBestEffort, ConnectDefault))
-	ev = waitEvent(t, crEVD)
-	require.Equal(t, EventConnectionRequest, ev.Number)
-	crp, err = ev.CR.CR.Query()
-	require.NoError(t, err)
-	require.NotNil(t, crp.LocalEP)
+	_, _, crp3 := request(nil, nil)
+	require.NotNil(t, crp3.LocalEP)
 	require.NoError(t, psp.Free())
 	require.NoError(t, ia.Close(CloseAbruptFlag), "an abrupt close frees the request and its EP")
-	_, err = crp.LocalEP.Query()
+	_, err = crp3.LocalEP.Query()
 	requireCode(t, err, InvalidHandle|InvalidHandleEP)
 }

@@ -188,11 +188,8 @@ func TestPostRDMAReadLengthError(t *testing.T) {
 // limitations." The send queue holds what the EP got for the 1 request it
 // asked for (2 on Linux 6.12's Soft-RoCE); the read after those fails.
 func TestPostRDMAReadQueueFull(t *testing.T) {
-	attr := DefaultEPAttr()
-	attr.MaxRequestDTOs = 1
-	p := newPair(t, pairOpts{clientAttr: &attr})
+	p, room := newPairSendQueue(t, 1)
 	c, s := p.client, p.server
-	room, _ := requireQueues(t, c.ep, 1, 0)
 	iov := []LMRTriplet{c.lmr.Triplet(0, 8)}
 	for i := range room {
 		require.NoError(t, c.ep.PostRDMARead(iov, uint64(i+1), s.lmr.RMRTriplet(0, 8), CompletionDefault))
@@ -230,10 +227,7 @@ func TestPostRDMAReadInvalidArguments(t *testing.T) {
 func TestPostRDMAReadProtectionViolation(t *testing.T) {
 	p := newPair(t, pairOpts{})
 	c, s := p.client, p.server
-	pz2, err := p.ia.CreatePZ()
-	require.NoError(t, err)
-	foreign, err := p.ia.AllocLMR(pz2, 4096, MemPrivAll)
-	require.NoError(t, err)
+	foreign := foreignLMR(t, p.ia)
 	requireCode(t, c.ep.PostRDMARead([]LMRTriplet{foreign.Triplet(0, 8)}, 1, s.lmr.RMRTriplet(0, 8), CompletionDefault), ProtectionViolation)
 	requireEmpty(t, c.req)
 	// The remote buffer belongs to another PZ than the server EP.

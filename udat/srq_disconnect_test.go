@@ -19,10 +19,7 @@ import (
 // connection manager. Found by the dtestsrq port under 6.12: the Go client's
 // own disconnect came back as DAT_CONNECTION_EVENT_BROKEN.
 func TestSRQLastWQEDuringOwnDisconnect(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 4, MaxRecvIOV: 1})
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, SRQAttr{MaxRecvDTOs: 4, MaxRecvIOV: 1})
 	p := newPairIn(t, ia, pz, pairOpts{srq: srq})
 	require.NoError(t, p.server.ep.Disconnect(CloseAbruptFlag))
 	ia.handleAsync(cverbs.AsyncEvent{Type: cverbs.EventQPLastWQEReached, QPNum: p.server.ep.qpn})

@@ -27,17 +27,23 @@ type srqSetup struct {
 // newSRQSetup makes an SRQ and two connections whose server EPs use it.
 func newSRQSetup(t testing.TB, attr SRQAttr, serverAttrA, serverAttrB *EPAttr) *srqSetup {
 	t.Helper()
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	srq, err := ia.CreateSRQ(pz, attr)
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, attr)
 	lmr, err := ia.AllocLMR(pz, 64<<10, MemPrivLocalWrite|MemPrivLocalRead)
 	require.NoError(t, err)
 	s := &srqSetup{ia: ia, pz: pz, srq: srq, lmr: lmr}
 	s.a = newPairIn(t, ia, pz, pairOpts{srq: srq, serverAttr: serverAttrA, splitEVDs: true})
 	s.b = newPairIn(t, ia, pz, pairOpts{srq: srq, serverAttr: serverAttrB, splitEVDs: true})
 	return s
+}
+
+// newSRQ opens the device and creates an SRQ of attr in a new PZ.
+func newSRQ(t testing.TB, attr SRQAttr) (*IA, *PZ, *SRQ) {
+	t.Helper()
+	ia := openIA(t)
+	pz := mustPZ(t, ia)
+	srq, err := ia.CreateSRQ(pz, attr)
+	require.NoError(t, err)
+	return ia, pz, srq
 }
 
 func (s *srqSetup) post(t testing.TB, n, size int, base uint64) {
@@ -228,11 +234,7 @@ func TestSRQPostRecvIOVReusableAfterReturn(t *testing.T) {
 // Providers shall avoid resource allocation as part of dat_srq_post_recv() to
 // ensure that this operation is nonblocking."
 func TestSRQPostRecvAllocatesNothing(t *testing.T) {
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 128, MaxRecvIOV: 1})
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, SRQAttr{MaxRecvDTOs: 128, MaxRecvIOV: 1})
 	l, err := ia.AllocLMR(pz, 4096, MemPrivLocalWrite)
 	require.NoError(t, err)
 	iov := []LMRTriplet{l.Triplet(0, 64)}
@@ -293,11 +295,7 @@ func TestSRQPostRecvErrorCompletion(t *testing.T) {
 // thread safety is Provider-dependent." This provider's SRQ posting is
 // thread safe; buffers posted before any EP uses the SRQ serve later EPs.
 func TestSRQPostRecvAnyStateConcurrent(t *testing.T) {
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 64, MaxRecvIOV: 1})
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, SRQAttr{MaxRecvDTOs: 64, MaxRecvIOV: 1})
 	l, err := ia.AllocLMR(pz, 64*64, MemPrivLocalWrite)
 	require.NoError(t, err)
 	var g errgroup.Group
@@ -337,17 +335,10 @@ func TestSRQPostRecvAnyStateConcurrent(t *testing.T) {
 // ... One of the LMRs used in local_iov was either invalid or did not have the
 // local write privileges."
 func TestSRQPostRecvErrors(t *testing.T) {
-	ia := openIA(t)
-	pz, err := ia.CreatePZ()
-	require.NoError(t, err)
-	srq, err := ia.CreateSRQ(pz, SRQAttr{MaxRecvDTOs: 2, MaxRecvIOV: 2})
-	require.NoError(t, err)
+	ia, pz, srq := newSRQ(t, SRQAttr{MaxRecvDTOs: 2, MaxRecvIOV: 2})
 	l, err := ia.AllocLMR(pz, 4096, MemPrivLocalWrite)
 	require.NoError(t, err)
-	pz2, err := ia.CreatePZ()
-	require.NoError(t, err)
-	foreign, err := ia.AllocLMR(pz2, 4096, MemPrivAll)
-	require.NoError(t, err)
+	foreign := foreignLMR(t, ia)
 	readOnly, err := ia.AllocLMR(pz, 4096, MemPrivLocalRead)
 	require.NoError(t, err)
 

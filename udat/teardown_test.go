@@ -65,7 +65,7 @@ func TestEPTeardownAfterUnreportedDTOs(t *testing.T) {
 					var send func(i int) error
 					if ud {
 						client, server = newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-						psp, crEVD, qual := udListen(t, ia)
+						psp, crEVD, qual := listenPSP(t, ia)
 						c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 						send = func(i int) error {
 							return client.ep.PostSendUD([]LMRTriplet{client.lmr.Triplet(i*64, 8)}, &c.ah, uint64(i), flags)

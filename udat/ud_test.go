@@ -80,17 +80,6 @@ func udResolve(t testing.TB, ia *IA, client, server side, psp *PSP, crEVD *EVD, 
 	return udPeer{ah: cev.IB.RemoteAH, cm: cev.IB.CM, ev: cev}, udPeer{ah: sev.IB.RemoteAH, cm: sev.IB.CM, ev: sev}
 }
 
-// udListen creates a PSP for UD requests.
-func udListen(t testing.TB, ia *IA) (*PSP, *EVD, ConnQual) {
-	t.Helper()
-	crEVD, err := ia.CreateEVD(8, EVDCRFlag)
-	require.NoError(t, err)
-	qual := nextConnQual()
-	psp, err := ia.CreatePSP(qual, crEVD, PSPConsumerFlag)
-	require.NoError(t, err)
-	return psp, crEVD, qual
-}
-
 // udSendRecv sends msg from `from` to the peer ah and checks it arrives at
 // `to` after the GRH, from from's QP.
 func udSendRecv(t testing.TB, from, to side, ah *IBAddrHandle, msg string, cookie uint64) {
@@ -115,7 +104,7 @@ func TestUDConnectAndExchange(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, []byte("ud hello"), []byte("ud welcome"))
 
 	p, err := client.ep.Query()
@@ -134,7 +123,7 @@ func TestUDSeveralPeers(t *testing.T) {
 	pz := mustPZ(t, ia)
 	server := newUDSide(t, ia, pz)
 	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	ac, as := udResolve(t, ia, a, server, psp, crEVD, qual, []byte("from a"), nil)
 	bc, bs := udResolve(t, ia, b, server, psp, crEVD, qual, []byte("from b"), []byte("to b"))
 	require.NotSame(t, as.ah.AH, bs.ah.AH)
@@ -151,7 +140,7 @@ func TestUDManyInFlight(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 
 	const n, size = 100, 64
@@ -186,7 +175,7 @@ func TestUDPostChecks(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 
 	mtu := ia.portAttr.ActiveMTU
@@ -219,7 +208,7 @@ func TestUDFreeAHAndCM(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 
 	// CM state freed: the AH keeps working.
@@ -257,7 +246,7 @@ func TestUDFlushOnFree(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 
 	const n = 10
@@ -279,7 +268,7 @@ func TestUDReject(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client := newUDSide(t, ia, pz)
-	_, crEVD, qual := udListen(t, ia)
+	_, crEVD, qual := listenPSP(t, ia)
 	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, []byte("may I"), QoSBestEffort, ConnectDefault))
 	ev := waitEvent(t, crEVD)
 	require.Equal(t, EventIBUDConnectionRequest, ev.Number)
@@ -299,7 +288,7 @@ func TestUDZeroAllocs(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 	recv := []LMRTriplet{server.lmr.Triplet(0, GRHSize+32)}
 	send := []LMRTriplet{client.lmr.Triplet(1024, 32)}
@@ -333,7 +322,7 @@ func TestUDDisconnectFlushReset(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 
 	for i := 0; i < 4; i++ {
@@ -384,7 +373,7 @@ func TestUDConnectErrors(t *testing.T) {
 		InvalidParameter|InvalidArg5)
 
 	// A UD request cannot be accepted by an RC EP, nor an RC one by a UD EP.
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	_ = psp
 	rc := newSide(t, ia, pz, pairOpts{}, nil, nil)
 	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, nil, QoSBestEffort, ConnectDefault))
@@ -417,7 +406,7 @@ func TestUDIAClose(t *testing.T) {
 	ia := openIA(t)
 	pz := mustPZ(t, ia)
 	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
 	require.NoError(t, ia.Close(CloseAbruptFlag))
 	for _, a := range []*AH{c.ah.AH, s.ah.AH} {
@@ -440,7 +429,7 @@ func TestUDAddressHandleSharedInPZ(t *testing.T) {
 	pz := mustPZ(t, ia)
 	server := newUDSide(t, ia, pz)
 	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := udListen(t, ia)
+	psp, crEVD, qual := listenPSP(t, ia)
 	ac, _ := udResolve(t, ia, a, server, psp, crEVD, qual, nil, nil)
 	udResolve(t, ia, b, server, psp, crEVD, qual, nil, nil) // b is CONNECTED too
 	udSendRecv(t, b, server, &ac.ah, "b through a's handle", 20)

@@ -21,12 +21,19 @@ func durs(vs ...int) []time.Duration {
 	return out
 }
 
+// ascending returns the durations 1, 2, ..., n (nanoseconds), whose p-th
+// percentile is easy to tell.
+func ascending(n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = time.Duration(i + 1)
+	}
+	return out
+}
+
 func TestPercentileNearestRank(t *testing.T) {
 	// 1..100: the p-th percentile is p.
-	s := make([]time.Duration, 100)
-	for i := range s {
-		s[i] = time.Duration(i + 1)
-	}
+	s := ascending(100)
 	assert.Equal(t, time.Duration(1), percentile(s, 1))
 	assert.Equal(t, time.Duration(50), percentile(s, 50))
 	assert.Equal(t, time.Duration(99), percentile(s, 99))
@@ -34,10 +41,7 @@ func TestPercentileNearestRank(t *testing.T) {
 	assert.Equal(t, time.Duration(100), percentile(s, 100))
 
 	// 1000 samples: p99.9 is the 999th, not the maximum.
-	s = make([]time.Duration, 1000)
-	for i := range s {
-		s[i] = time.Duration(i + 1)
-	}
+	s = ascending(1000)
 	assert.Equal(t, time.Duration(500), percentile(s, 50))
 	assert.Equal(t, time.Duration(990), percentile(s, 99))
 	assert.Equal(t, time.Duration(999), percentile(s, 99.9))
