@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,16 +139,22 @@ func runRole(ctx context.Context, req request, ready func()) result {
 }
 
 // datPeerProvider is the dat.conf entry of the cma provider on the netdev
-// under rxe0 (d0 in one VM, eth0 in the pair).
+// under the device (d0 in one VM, eth0 in the pair), as the IA finds it:
+// an iWARP port has no GID attributes to name it.
 func datPeerProvider() (string, error) {
-	dev := devtest.Device()
-	nds, _ := filepath.Glob("/sys/class/infiniband/" + dev + "/ports/1/gid_attrs/ndevs/*")
-	for _, f := range nds {
-		if b, err := os.ReadFile(f); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			return "ofa-v2-cma-roe-" + strings.TrimSpace(string(b)), nil
-		}
+	ia, err := udat.OpenIA(devtest.Device(), 4)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("no netdev found under %s", dev)
+	defer ia.Close(udat.CloseAbruptFlag)
+	a, _, err := ia.Query()
+	if err != nil {
+		return "", err
+	}
+	if a.NetDev == "" {
+		return "", fmt.Errorf("no netdev found under %s", devtest.Device())
+	}
+	return "ofa-v2-cma-roe-" + a.NetDev, nil
 }
 
 // runDatPeer runs the C datpeer with args; ready (if not nil) is called at
