@@ -60,7 +60,11 @@ type EPAttr struct {
 	// next completion waits for adds one ACK timeout. 0 is twice the
 	// device's own limit (DeadPeerTimeout, from the retry count the
 	// connection really uses, or the EP's own if lower), at least 1 s, and
-	// no watch at all when both are 7; negative: no watch.
+	// no watch at all when both are 7; negative: no watch. A device
+	// without an ACK timeout (iWARP, where TCP retransmits and gives up
+	// only after minutes) has no limit of its own: there 0 is no watch,
+	// and a positive StallTimeout bounds the stall as it is, with nothing
+	// added per 4 KiB.
 	StallTimeout time.Duration
 }
 

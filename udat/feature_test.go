@@ -10,6 +10,7 @@ package udat
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -111,7 +112,8 @@ func needIBRetransmit(t testing.TB, ep *EP) {
 	if ep.ia.ibTransport() {
 		return
 	}
-	require.Zero(t, ep.watch.budget.Load(), "an iWARP EP is not watched")
+	require.Equal(t, max(ep.attr.StallTimeout, 0), time.Duration(ep.watch.budget.Load()),
+		"an iWARP EP is watched only for its StallTimeout")
 	notApplicable(t, ep.ia, "IB retransmission (ACK timeout, retry count): TCP retransmits")
 }
 

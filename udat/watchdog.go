@@ -56,13 +56,19 @@ func (ep *EP) armWatch() {
 	if ep.isUD() || ep.attr.StallTimeout < 0 {
 		return
 	}
+	// No ACK timeout: the device either never gives up (timeout 0) or
+	// does not retransmit by IB's rules (iWARP: TCP does, and gives up
+	// after minutes); the watch is then the Consumer's StallTimeout only.
 	rts, err := ep.qp.QueryRTS()
-	if err != nil || rts.Timeout == 0 {
-		return // no ACK timeout: the device never gives up either
+	var ack time.Duration
+	if err == nil && rts.Timeout != 0 {
+		ack = ACKTimeoutDuration(rts.Timeout)
 	}
-	ack := ACKTimeoutDuration(rts.Timeout)
 	budget := ep.attr.StallTimeout
 	if budget == 0 {
+		if ack == 0 {
+			return
+		}
 		// On the passive side the count is the peer's: a peer that asks
 		// for 7 must not make our DTOs wait for ever unless our
 		// Consumer asked for that too, so the lower count sets the budget.

@@ -104,6 +104,19 @@ func TestWatchdogBudget(t *testing.T) {
 	}
 }
 
+// A device without an ACK timeout (iWARP: TCP retransmits) has no limit
+// of its own for the watchdog to follow: an EP there is watched only when
+// its Consumer sets StallTimeout, for that long.
+func TestWatchdogWithoutACKTimeout(t *testing.T) {
+	p := newPair(t, pairOpts{clientAttr: &EPAttr{StallTimeout: 2 * time.Second}, serverAttr: &EPAttr{}})
+	if p.ia.ibTransport() {
+		t.Skipf("not applicable: %s has an ACK timeout (TestWatchdogBudget)", p.ia.dev)
+	}
+	require.Equal(t, 2*time.Second, time.Duration(p.client.ep.watch.budget.Load()), "client: StallTimeout")
+	require.Zero(t, p.server.ep.watch.budget.Load(), "server: no StallTimeout, no watch")
+	disconnectPair(t, p)
+}
+
 // A QP that enters the error state by itself (Linux 6.12's Soft-RoCE when
 // its port goes down, an iWARP QP whose stream closed) flushes what is
 // posted, and nothing else tells of it: the first flushed completion the
