@@ -563,16 +563,17 @@ func (r *poolRing) resize(size int) {
 // awaited reports whether the queue's next completion is one the watchdog
 // may wait for, and how many bytes the device must move before it: the
 // DTOs up to the oldest signalled one still in progress (unsignalled ones
-// before it complete with it). It is not when nothing is in progress, or
-// when one of those DTOs needs a receive from the peer, which may
-// rightly hold it back for ever (RNR retry count 7). Caller holds mu.
-func (r *fifoRing) awaited() (watch bool, bytes uint64) {
+// before it complete with it). It is not when nothing is in progress, or,
+// with rnr (IA.hasRNRRetry), when one of those DTOs needs a receive from
+// the peer, which may rightly hold it back for ever (RNR retry count 7).
+// Caller holds mu.
+func (r *fifoRing) awaited(rnr bool) (watch bool, bytes uint64) {
 	for q := r.head; q != r.tail; q++ {
 		s := &r.slots[q&r.mask]
 		if !s.busy || s.done || s.flushed {
 			continue
 		}
-		if s.op.usesPeerReceive() {
+		if rnr && s.op.usesPeerReceive() {
 			return false, 0
 		}
 		bytes += s.length

@@ -22,6 +22,11 @@ func (ia *IA) hasImmediate() bool { return ia.ibTransport() }
 // hasAtomics reports whether the device does the IB atomics.
 func (ia *IA) hasAtomics() bool { return ia.ibTransport() && ia.devAttr.AtomicCap != atomicNone }
 
+// hasRNRRetry reports whether a send waits, resent, for the peer to post a
+// receive (IB's receiver-not-ready retry). On iWARP a send that finds no
+// receive breaks the connection.
+func (ia *IA) hasRNRRetry() bool { return ia.ibTransport() }
+
 // siwVendorID is soft-iWARP's vendor_id ("bmt").
 const siwVendorID = 0x626d74
 

@@ -27,7 +27,8 @@ import (
 // not switch the watch off, crosshost/TestHostileStopsAnswering), and a
 // queue whose next completion waits on a send (or an RDMA write with
 // immediate data), which the peer holds back, without limit, until it posts
-// a receive. A long DTO takes long to complete, so each 4 KiB the next
+// a receive (IB's RNR retry; on iWARP such a send breaks the connection
+// instead, and is watched like any DTO). A long DTO takes long to complete, so each 4 KiB the next
 // completion waits for adds one ACK timeout (on an emulated link at 10 %
 // loss a 4 KiB write took about a third of that).
 const (
@@ -136,7 +137,7 @@ func (ep *EP) checkProgress(dt time.Duration) {
 		return
 	}
 	r.mu.Lock()
-	watch, bytes := r.awaited()
+	watch, bytes := r.awaited(ep.ia.hasRNRRetry())
 	at := r.mark()
 	r.mu.Unlock()
 	if !watch || !w.busy || at != w.at {

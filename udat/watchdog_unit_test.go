@@ -13,21 +13,21 @@ import (
 
 func TestFIFORingAwaited(t *testing.T) {
 	r := newFIFORing(8, 1, wrKindSend)
-	watch, _ := r.awaited()
+	watch, _ := r.awaited(true)
 	require.False(t, watch, "nothing outstanding")
 
 	r.reserve(1, 4096, DTORDMAWrite, false) // unsignalled
-	watch, _ = r.awaited()
+	watch, _ = r.awaited(true)
 	require.False(t, watch, "no completion is coming for an unsignalled DTO alone")
 
 	rd := r.reserve(2, 8192, DTORDMARead, true)
 	r.reserve(3, 100, DTORDMAWrite, true)
-	watch, bytes := r.awaited()
+	watch, bytes := r.awaited(true)
 	require.True(t, watch)
 	require.Equal(t, uint64(4096+8192), bytes, "the DTOs up to the first signalled one")
 
 	require.True(t, r.complete(r.owner, rd, DTOSuccess, &cverbs.WC{}), "settles the unsignalled write too")
-	watch, bytes = r.awaited()
+	watch, bytes = r.awaited(true)
 	require.True(t, watch)
 	require.Equal(t, uint64(100), bytes)
 
@@ -36,13 +36,15 @@ func TestFIFORingAwaited(t *testing.T) {
 		q.reserve(1, 8, DTORDMAWrite, false)
 		q.reserve(2, 8, op, false)
 		q.reserve(3, 8, DTORDMAWrite, true)
-		watch, _ = q.awaited()
+		watch, _ = q.awaited(true)
 		require.False(t, watch, "%v before the next completion waits for the peer's receive", op)
+		watch, _ = q.awaited(false)
+		require.True(t, watch, "%v waits for no receive without RNR retry (iWARP)", op)
 
 		q = newFIFORing(8, 1, wrKindSend)
 		q.reserve(1, 8, DTORDMAWrite, true)
 		q.reserve(2, 8, op, true)
-		watch, _ = q.awaited()
+		watch, _ = q.awaited(true)
 		require.True(t, watch, "%v behind the next completion does not matter", op)
 	}
 }
