@@ -40,7 +40,7 @@ func bounceSource(ctx context.Context, req request, ready func(), rl *roleLog) e
 			rl.count(k, v)
 		}
 	}()
-	bound := src.s.attr(0).DeadPeerTimeout() + detectSlack
+	bound := src.s.budget() + detectSlack
 	bounce := time.Duration(req.Args.BounceMS) * time.Millisecond
 	stop := make(chan struct{})
 	done := make(chan error, 1)

@@ -102,7 +102,7 @@ func TestGoAndCAcrossTheWire(t *testing.T) {
 		})
 	})
 	t.Run("Go server rejects C client", func(t *testing.T) {
-		if onIWARP(t) {
+		if deviceIWARP() {
 			t.Skip("not applicable: " + devtest.Device() + " is iWARP, where C's cma provider reports a peer's reject as non-peer")
 		}
 		port := nextPort()
@@ -113,18 +113,6 @@ func TestGoAndCAcrossTheWire(t *testing.T) {
 			cl.finish(t, time.Minute)
 		})
 	})
-}
-
-// onIWARP reports whether the device is iWARP: udat offers the IB
-// extension on InfiniBand and RoCE, none on iWARP.
-func onIWARP(t *testing.T) bool {
-	t.Helper()
-	ia, err := udat.OpenIA(devtest.Device(), 4)
-	require.NoError(t, err)
-	defer ia.Close(udat.CloseAbruptFlag)
-	a, _, err := ia.Query()
-	require.NoError(t, err)
-	return a.ExtensionSupported == udat.ExtensionNone
 }
 
 var datPeerBin struct {

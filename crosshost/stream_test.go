@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/udapl-go/udapl/internal/devtest"
@@ -43,12 +45,52 @@ type stream struct {
 }
 
 func (s stream) attr(recvs int) *udat.EPAttr {
-	return &udat.EPAttr{
+	a := &udat.EPAttr{
 		ServiceType: udat.ServiceTypeRC, MaxRecvDTOs: recvs, MaxRequestDTOs: streamWindow + 1,
 		MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: 8, MaxRDMAReadOut: 8,
 		RetryCount: s.RetryCount, ACKTimeout: s.ACKTimeout,
 	}
+	if deviceIWARP() {
+		a.StallTimeout = iwarpStall
+	}
+	return a
 }
+
+// budget is how long after the peer falls silent a stream's DTOs fail: the
+// device's own limit (DeadPeerTimeout) on IB, the watchdog's on iWARP.
+func (s stream) budget() time.Duration {
+	if a := s.attr(0); a.StallTimeout > 0 {
+		return a.StallTimeout
+	}
+	return s.attr(0).DeadPeerTimeout()
+}
+
+// skipUnpacedSends ends the test of a send stream on iWARP. The source
+// keeps a window of sends in flight, and a send completes when it lands,
+// not when the sink has reposted the receive it took: without RNR retry a
+// sink that falls behind breaks the connection.
+func skipUnpacedSends(t *testing.T, s stream) {
+	t.Helper()
+	if s.Kind == udat.DTOSend && deviceIWARP() {
+		t.Skip("not applicable: " + devtest.Device() + " is iWARP, which has no receiver-not-ready retry for a send stream without flow control")
+	}
+}
+
+// iwarpStall is a stream's StallTimeout on iWARP, where TCP retransmits
+// for minutes before it gives up: the watchdog bounds a stall instead.
+const iwarpStall = 2 * time.Second
+
+// deviceIWARP reports whether the device is iWARP: udat offers the IB
+// extension on InfiniBand and RoCE, none on iWARP.
+var deviceIWARP = sync.OnceValue(func() bool {
+	ia, err := udat.OpenIA(devtest.Device(), 4)
+	if err != nil {
+		return false
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	a, _, err := ia.Query()
+	return err == nil && a.ExtensionSupported == udat.ExtensionNone
+})
 
 // endpoint is what both sides of a stream have.
 type endpoint struct {
