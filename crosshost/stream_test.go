@@ -59,10 +59,11 @@ func (s stream) attr(recvs int) *udat.EPAttr {
 // budget is how long after the peer falls silent a stream's DTOs fail: the
 // device's own limit (DeadPeerTimeout) on IB, the watchdog's on iWARP.
 func (s stream) budget() time.Duration {
-	if a := s.attr(0); a.StallTimeout > 0 {
+	a := s.attr(0)
+	if a.StallTimeout > 0 {
 		return a.StallTimeout
 	}
-	return s.attr(0).DeadPeerTimeout()
+	return a.DeadPeerTimeout()
 }
 
 // skipUnpacedSends ends the test of a send stream on iWARP. The source

@@ -28,9 +28,10 @@ import (
 // queue whose next completion waits on a send (or an RDMA write with
 // immediate data), which the peer holds back, without limit, until it posts
 // a receive (IB's RNR retry; on iWARP such a send breaks the connection
-// instead, and is watched like any DTO). A long DTO takes long to complete, so each 4 KiB the next
-// completion waits for adds one ACK timeout (on an emulated link at 10 %
-// loss a 4 KiB write took about a third of that).
+// instead, and is watched like any DTO). A long DTO takes long to
+// complete, so each 4 KiB the next completion waits for adds one ACK
+// timeout (on an emulated link at 10 % loss a 4 KiB write took about a
+// third of that).
 const (
 	watchTick       = 100 * time.Millisecond
 	minStallTimeout = time.Second // what a busy VM may delay a retransmit timer by
