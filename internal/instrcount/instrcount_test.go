@@ -119,10 +119,6 @@ func TestParseCompressed(t *testing.T) {
 	}
 }
 
-// The recorded sample (testdata/, trimmed with `instrcount trim` from a run
-// of make bench-instr's write_64 row): 64 B RDMA writes, 2,000 and 10,000
-// of them, each tool under callgrind in the VM. The values are those of the
-// untrimmed profiles.
 // A goroutine switch leaves callgrind charging the polling loop, at
 // udattest's lines (fi=), to the runtime function the switch left:
 // chargeToolLines gives those lines to the tool loop, and the inlined
@@ -179,6 +175,10 @@ func TestToolLinesChargedToMain(t *testing.T) {
 	}
 }
 
+// The recorded sample (testdata/, trimmed with `instrcount trim` from a run
+// of make bench-instr's write_64 row): 64 B RDMA writes, 2,000 and 10,000
+// of them, each tool under callgrind in the VM. The values are those of the
+// untrimmed profiles.
 func TestRecordedSample(t *testing.T) {
 	const n1, n2 = 2000, 10000
 	dir := "testdata"
