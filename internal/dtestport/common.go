@@ -40,6 +40,15 @@ type failure struct{ err error }
 
 func fail(format string, args ...any) { panic(failure{fmt.Errorf(format, args...)}) }
 
+// listenPSP creates a server's PSP on qual, before the TCP exchange: a C
+// client connects as soon as the exchange is done, and a request that
+// comes before the PSP is rejected.
+func listenPSP(ia *udat.IA, qual udat.ConnQual, evd *udat.EVD) *udat.PSP {
+	psp, err := ia.CreatePSP(qual, evd, udat.PSPConsumerFlag)
+	check(err, "create the PSP")
+	return psp
+}
+
 func check(err error, what string) {
 	if err != nil {
 		fail("%s: %w", what, err)

@@ -84,6 +84,7 @@ func DtestServer(ctx context.Context, device string, o DtestOpts, logf func(stri
 	defer d.close()
 	return run(func() {
 		d.open(device)
+		d.psp = listenPSP(d.ia, DtestConnQual, d.crEVD)
 		l, err := Listen()
 		check(err, "TCP")
 		defer l.Close()
@@ -183,9 +184,6 @@ func (d *dtest) connect(server netip.Addr) {
 		pd[i] = byte(i + 1)
 	}
 	if d.server {
-		var err error
-		d.psp, err = d.ia.CreatePSP(DtestConnQual, d.crEVD, udat.PSPConsumerFlag)
-		check(err, "create the PSP")
 		ev := waitEvent(d.ctx, d.crEVD, "the connection request")
 		if ev.Number != udat.EventConnectionRequest || ev.CR.ConnQual != DtestConnQual || ev.CR.PSP != d.psp {
 			fail("connection request: %v on %d, want a request on %d at our PSP", ev.Number, ev.CR.ConnQual, DtestConnQual)

@@ -79,6 +79,7 @@ func DtestxServer(ctx context.Context, device string, size int, logf func(string
 	defer x.close()
 	return run(func() {
 		x.open(device)
+		x.psp = listenPSP(x.ia, DtestxServerQual, x.crEVD)
 		l, err := Listen()
 		check(err, "TCP")
 		defer l.Close()
@@ -173,9 +174,6 @@ func dtxText(server bool) []byte {
 func (x *dtestx) connect(server netip.Addr) {
 	copy(x.buf[dtxSndRDMA].Bytes(), dtxText(x.server))
 	if x.server {
-		var err error
-		x.psp, err = x.ia.CreatePSP(DtestxServerQual, x.crEVD, udat.PSPConsumerFlag)
-		check(err, "create the PSP")
 		ev := waitEvent(x.ctx, x.crEVD, "the connection request")
 		if ev.Number != udat.EventConnectionRequest || ev.CR.ConnQual != DtestxServerQual || ev.CR.PSP != x.psp {
 			fail("connection request: %v on %d, want one on %d at our PSP", ev.Number, ev.CR.ConnQual, DtestxServerQual)
