@@ -383,6 +383,18 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 	return n, nil
 }
 
+// PollSerial is Poll for a caller that serializes the CQ's use itself: on
+// the direct path it takes no lock, so the caller must keep every other
+// Poll, PollArm, Resize and Close of the CQ from running meanwhile (udat's
+// EVD does all of them under its own lock, and unsets its CQ under that
+// lock before it closes it).
+func (cq *CQ) PollSerial(wc []WC) (int, error) {
+	if cq != nil && cq.rxe.buf != nil {
+		return cq.rxe.poll(wc), nil
+	}
+	return cq.Poll(wc)
+}
+
 // maxPoll bounds what one ibv_poll_cq is asked for (its count is an int).
 const maxPoll = 1 << 30
 

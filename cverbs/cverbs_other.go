@@ -105,6 +105,7 @@ func (cq *CQ) Close() error                       { return nil }
 func (cq *CQ) Resize(cqe int) error               { return unsupported("ibv_resize_cq") }
 func (cq *CQ) ReqNotify(solicitedOnly bool) error { return unsupported("ibv_req_notify_cq") }
 func (cq *CQ) Poll(wc []WC) (int, error)          { return 0, unsupported("ibv_poll_cq") }
+func (cq *CQ) PollSerial(wc []WC) (int, error)    { return cq.Poll(wc) }
 func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (int, bool, error) {
 	return 0, false, unsupported("ibv_poll_cq")
 }

@@ -412,9 +412,14 @@ func TestRXEDirectOnFakeQueues(t *testing.T) {
 	require.Equal(t, 2, cq.poll(wc))
 	assert.Equal(t, []uint64{100, 101}, []uint64{wc[0].WRID, wc[1].WRID})
 	assert.Equal(t, uint32(1), le32(cmem, fakeConsumer))
-	require.Equal(t, 1, cq.poll(wc))
+	serial := &CQ{cgoCQ: cgoCQ{rxe: cq}} // PollSerial takes the direct path, as Poll does
+	polled, err := serial.PollSerial(wc)
+	require.NoError(t, err)
+	require.Equal(t, 1, polled)
 	assert.Equal(t, uint64(102), wc[0].WRID)
-	assert.Equal(t, 0, cq.poll(wc), "empty")
+	polled, err = serial.PollSerial(wc)
+	assert.NoError(t, err)
+	assert.Equal(t, 0, polled, "empty")
 
 	// Receives: the WQE at the ABI's offsets, and a full queue.
 	rq, rmem := fakeQueue(2, 7)

@@ -70,10 +70,10 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event, queued bool) int {
 		}
 		ev := &evs[k]
 		if !queued {
-			// Cleared, then filled in: the whole event as one composite
+			// Filled in field by field: the whole event as one composite
 			// literal would be built aside and copied, at three times the
 			// cost.
-			*ev = Event{}
+			ev.resetForDTO()
 			ev.EVD = e
 		}
 		ev.Number = EventDTOCompletion

@@ -206,7 +206,7 @@ func (e *EVD) popLocked(ev *Event) {
 		// A DTO completion sets only its DTO data (deliver, slotEventTo), a
 		// fifth of the 280-byte Event: *ev is made from it in place, not
 		// copied whole, and only its pointers are cleared.
-		*ev = Event{}
+		ev.resetForDTO()
 		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, p.DTO
 		p.EVD, p.DTO.EP = nil, nil
 	} else {
@@ -318,7 +318,7 @@ func (e *EVD) pollCQ(cq *cverbs.CQ, all bool) {
 			return
 		}
 		n := min(room, len(e.wc))
-		got, err := cq.Poll(e.wc[:n])
+		got, err := cq.PollSerial(e.wc[:n])
 		if err != nil || got <= 0 {
 			return
 		}
@@ -465,7 +465,7 @@ func (e *EVD) pollEvents(evs []Event) int {
 		return 0
 	}
 	n := min(len(e.q), len(e.wc))
-	got, err := e.cq.Poll(e.wc[:n])
+	got, err := e.cq.PollSerial(e.wc[:n])
 	if err != nil || got <= 0 {
 		return 0
 	}

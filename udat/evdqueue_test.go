@@ -3,7 +3,8 @@ package udat
 // The EVD's queue keeps a DTO completion as its number and DTO data alone
 // (deliver) and makes the event in the caller's Event when it is taken
 // (popLocked): no field of an earlier event may show through, in the
-// caller's Event or in a slot the queue hands out again. Host test.
+// caller's Event or in a slot the queue hands out again; only fields the
+// caller set in a DTO completion of its own stay (Event). Host test.
 
 import (
 	"testing"
@@ -50,4 +51,13 @@ func TestEVDQueueMixesDTOAndOtherEvents(t *testing.T) {
 		require.Equal(t, want, ev)
 	}
 	require.Zero(t, e.qn)
+
+	// Over a DTO completion, a DTO completion writes Number, EVD and DTO
+	// alone: what the caller set elsewhere stays.
+	ev.Software = "mine"
+	queueDTO(4)
+	e.popLocked(&ev)
+	want := dto(4)
+	want.Software = "mine"
+	require.Equal(t, want, ev)
 }

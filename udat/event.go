@@ -7,6 +7,13 @@ import "net/netip"
 // CR for EventConnectionRequest, Conn for the connection events, Async for
 // the asynchronous errors and Software for EventSoftware; EventIBDTO fills
 // DTO and IB. Events are plain values: dequeuing one does not allocate.
+//
+// The calls that write an event into the caller's Event (EVD.DequeueInto,
+// EVD.WaitInto, EVD.DequeueEvents) write all of it, with one exception: a
+// DTO completion written over a DTO completion sets only Number, EVD and
+// DTO. The other fields, zero in every DTO completion the library writes,
+// keep what they hold, as the other members of C's event_data union do; a
+// polling loop that reuses one Event then clears none of its 280 bytes.
 type Event struct {
 	Number   EventNumber
 	EVD      *EVD
@@ -78,4 +85,12 @@ type ConnectionEventData struct {
 type AsyncErrorData struct {
 	Handle Handle
 	Reason AsyncErrorReason
+}
+
+// resetForDTO readies *ev for a DTO completion that sets Number, EVD and
+// DTO: cleared, unless it holds a DTO completion already (see Event).
+func (ev *Event) resetForDTO() {
+	if ev.Number != EventDTOCompletion {
+		*ev = Event{}
+	}
 }
