@@ -12,7 +12,9 @@
 # What is measured of each tool (internal/instrcount takes it from there):
 #   udapl    udattest, the whole process less the Go runtime's monitor
 #            thread (runtime.sysmon, whose work grows with valgrind's
-#            slowdown): --separate-threads=yes, one file per thread
+#            slowdown): --separate-threads=yes, one file per thread; with
+#            -yield 0, since its yields every 2 ms come far more often
+#            per operation under valgrind than at full speed
 #   dapl     dapltest -T P through the cma provider (a dat.conf entry on the
 #            device's netdev): its throughput loop, not its latency phase;
 #            --dump-instr=yes, since the loop is inlined
@@ -135,7 +137,7 @@ udapl() {
 	shift 3
 	local name=$row.udapl.client.$n.$rep
 	callgrind "$name" "$udattest" -D "$dev" -h "$addr" -p "$udport" -T P -progress off -size 64 -n "$n" -q "$depth" \
-		-signal 1 -lat-n 0 "$@" || failed "$row" udapl client "$n" "$rep" "exit status $?"
+		-signal 1 -lat-n 0 -yield 0 "$@" || failed "$row" udapl client "$n" "$rep" "exit status $?"
 }
 
 # udapl_pair ROW N REP ARGS...: a udattest server of its own under
@@ -144,12 +146,12 @@ udapl_pair() {
 	local row=$1 n=$2 rep=$3
 	shift 3
 	local sname=$row.udapl.server.$n.$rep sp=$((udport + 1)) srv
-	callgrind -bg "$sname" "$udattest" -s -D "$dev" -p "$sp" -sessions 1
+	callgrind -bg "$sname" "$udattest" -s -D "$dev" -p "$sp" -sessions 1 -yield 0
 	srv=$bg_pid
 	wait_for "$out/$sname.log" listening 300 || echo "bench-instr: the measured udattest server did not start" >&2
 	local name=$row.udapl.client.$n.$rep st
 	callgrind "$name" "$udattest" -D "$dev" -h "$addr" -p "$sp" -T P -progress off -size 64 -n "$n" -q "$depth" \
-		-signal 1 -lat-n 0 "$@"
+		-signal 1 -lat-n 0 -yield 0 "$@"
 	st=$?
 	if [ "$st" != 0 ]; then
 		failed "$row" udapl client "$n" "$rep" "exit status $st"

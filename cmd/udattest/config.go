@@ -73,8 +73,9 @@ type config struct {
 	verbose  bool
 	progress string // "auto", "on" or "off"
 	jsonOnly bool
-	cpuProf  string // write a CPU profile here
-	sessions int    // server: exit after this many client sessions (0: never)
+	cpuProf  string        // write a CPU profile here
+	yield    time.Duration // -yield: how often the polling loops yield (0: never)
+	sessions int           // server: exit after this many client sessions (0: never)
 
 	// performance
 	op       opKind
@@ -137,6 +138,9 @@ Common options:
   -v                 verbose: print the IA's attributes; the server logs every
                      connection request
   -cpuprofile FILE   write a Go CPU profile of the run to FILE
+  -yield DUR         how often a busy-polling loop yields to the Go scheduler
+                     (default 2ms; 0: never, as the instruction count runs it:
+                     see docs/performance.md)
   -sessions N        server: exit after serving N client runs (default 0: never)
 
 Performance options (-T P):
@@ -194,6 +198,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.jsonOnly, "json", false, "")
 	fs.IntVar(&c.sessions, "sessions", 0, "")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "")
+	fs.DurationVar(&c.yield, "yield", defaultYield, "")
 	fs.StringVar(&opStr, "o", "write", "")
 	fs.StringVar(&sizeStr, "size", "", "")
 	fs.IntVar(&iters, "n", -1, "")
@@ -231,6 +236,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.port == 0 || c.port > 0xffff {
 		return nil, usagef("-p %d: the port must be 1..65535", c.port)
+	}
+	if c.yield < 0 {
+		return nil, usagef("-yield must not be negative")
 	}
 	if c.timeout <= 0 {
 		return nil, usagef("-timeout must be positive")

@@ -37,6 +37,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, 1, c.segs)
 	assert.Equal(t, 1000, c.latIters)
 	assert.Equal(t, "auto", c.progress)
+	assert.Equal(t, defaultYield, c.yield)
 }
 
 func TestParseServer(t *testing.T) {
@@ -135,6 +136,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-h", "x", "extra"}, "unexpected argument"},
 		{[]string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"-h", "x", "-timeout", "0s"}, "-timeout must be positive"},
+		{[]string{"-h", "x", "-yield", "-1ms"}, "-yield must not be negative"},
 	}
 	for _, tc := range cases {
 		_, err := parse(t, tc.args...)
@@ -168,7 +170,7 @@ func TestParseSize(t *testing.T) {
 
 func TestHelpMentionsEveryFlag(t *testing.T) {
 	for _, f := range []string{"-s ", "-h HOST", "-c ", "-D IA", "-p PORT", "-T ", "-timeout", "-progress", "-json",
-		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-batch", "-wait", "-segs", "-lat ", "-lat-n", "-eps"} {
+		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-batch", "-wait", "-segs", "-lat ", "-lat-n", "-eps", "-yield"} {
 		assert.True(t, strings.Contains(usageText, f), "usage text lacks %q", f)
 	}
 }
