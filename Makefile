@@ -160,7 +160,7 @@ demo: deps
 bench: deps
 	scripts/bench.sh
 
-# Exact counts: each process under callgrind with 2,000 and 10,000
+# Exact counts: each process under callgrind with 2,000 and 20,000
 # operations, the difference per operation (scripts/bench-instr.sh,
 # internal/instrcount). INSTR_ROWS=write_64 INSTR_TOOLS=udapl: one row, one
 # tool, printed only.

@@ -24,7 +24,7 @@
 # and the rest go on.
 #
 # Environment: INSTR_DEV (rxe0), INSTR_ADDR (192.0.2.1), INSTR_N1 (2000),
-# INSTR_N2 (10000), INSTR_REPS (1), INSTR_REP_START (1: the first
+# INSTR_N2 (20000), INSTR_REPS (1), INSTR_REP_START (1: the first
 # repetition's number, to add repetitions to a run), INSTR_UDATTEST (the
 # binary, default bin/udattest), INSTR_DEPTH (64), INSTR_ROWS (all:
 # write_64 read_64 send_64 write_64_batch16 write_64_block), INSTR_TOOLS
@@ -36,7 +36,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dev=${INSTR_DEV:-rxe0}
 addr=${INSTR_ADDR:-192.0.2.1}
 n1=${INSTR_N1:-2000}
-n2=${INSTR_N2:-10000}
+n2=${INSTR_N2:-20000}
 reps=${INSTR_REPS:-1}
 rep_start=${INSTR_REP_START:-1}
 depth=${INSTR_DEPTH:-64}

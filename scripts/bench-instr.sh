@@ -17,7 +17,7 @@
 #   INSTR_ROWS=write_64 INSTR_TOOLS=udapl scripts/bench-instr.sh
 #
 # Environment: INSTR_OUT (/tmp/udapl-instr), INSTR_MD (BENCHMARKS.md),
-# INSTR_N1 (2000), INSTR_N2 (10000), INSTR_REPS (1: each run once; 2 shows
+# INSTR_N1 (2000), INSTR_N2 (20000), INSTR_REPS (1: each run once; 2 shows
 # how well runs agree), INSTR_ROWS (write_64 read_64 send_64
 # write_64_batch16 write_64_block), INSTR_TOOLS (udapl dapl perftest),
 # INSTR_TIMEOUT (900 s per run), INSTR_REP_START (1; 2 with INSTR_REPS=1
