@@ -125,6 +125,34 @@ func ExampleEP_PostRDMARead() {
 	// true udat: dat_ep_post_rdma_read: DAT_LENGTH_ERROR
 }
 
+// The IB extensions: an RDMA write that also hands the peer 32 bits of
+// immediate data, which complete one of its receives (a receive without
+// segments is enough). Both completions are EventIBDTO events.
+func ExampleEP_PostRDMAWriteImmed() {
+	ia, err := udat.OpenIA("rxe0", 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ia.Close(udat.CloseAbruptFlag)
+	client, server, cEVD, sEVD, cMem, sMem := connected(ia, 4798)
+
+	fmt.Println("receive:", server.PostRecv(nil, 9, udat.CompletionDefault))
+	copy(cMem.Bytes(), "written")
+	err = client.PostRDMAWriteImmed([]udat.LMRTriplet{cMem.Triplet(0, 7)}, 1, sMem.RMRTriplet(512, 7), 0x1234, udat.CompletionDefault)
+	fmt.Println("post:", err)
+	ev, _, _ := cEVD.Wait(10_000_000, 1)
+	fmt.Println(ev.Number, ev.DTO.Op, ev.DTO.Status, ev.IB.Type)
+	ev, _, _ = sEVD.Wait(10_000_000, 1)
+	fmt.Println(ev.Number, ev.DTO.Op, ev.DTO.Cookie, ev.IB.Type)
+	fmt.Printf("immediate %#x, %q written\n", ev.IB.ImmedData, sMem.Bytes()[512:512+ev.DTO.TransferredLength])
+	// Output:
+	// receive: <nil>
+	// post: <nil>
+	// DAT_IB_DTO_EVENT DAT_IB_DTO_RDMA_WRITE_IMMED DAT_DTO_SUCCESS DAT_IB_RDMA_WRITE_IMMED
+	// DAT_IB_DTO_EVENT DAT_IB_DTO_RECV_IMMED 9 DAT_IB_RDMA_WRITE_IMMED_DATA
+	// immediate 0x1234, "written" written
+}
+
 // The post-time checks report what the C reference leaves to the hardware.
 func ExampleEP_PostSend_errors() {
 	ia, err := udat.OpenIA("rxe0", 8)
