@@ -470,6 +470,15 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 	case cverbs.CMEventDisconnected:
 		switch s {
 		case EPStateConnected, EPStateCompletionPending:
+			// A DTO that failed before the end was reported broke the
+			// connection, whatever ends it now (on iWARP a local error
+			// closes the stream at once): its completion is taken in
+			// first, as a poll would, and reports BROKEN (markBroken).
+			ep.recvEVD.reap()
+			ep.reqEVD.reap()
+			if ep.getState() == EPStateDisconnected {
+				break
+			}
 			// The peer disconnected: answer it.
 			ep.flushQueues()
 			id.Disconnect()

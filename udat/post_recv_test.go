@@ -198,6 +198,32 @@ func TestPostRecvMessageTooLong(t *testing.T) {
 	requireEmpty(t, s.recv)
 }
 
+// The same with the order TestPostRecvMessageTooLong leaves to chance
+// forced the other way: the connection manager reports the end before
+// anything polls the failed receive. On IB the sender's send fails and its
+// side, broken, disconnects; on iWARP the receiver's error closes the
+// stream at once (the send has succeeded). The failure still breaks the
+// receiver's connection: the end is not a peer's disconnect.
+func TestPostRecvMessageTooLongBeforeThePoll(t *testing.T) {
+	p := newPair(t, pairOpts{})
+	c, s := p.client, p.server
+	postRecvs(t, s, 0, 8, 2, 1)
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 16)}, 1, CompletionDefault))
+	if sent := waitDTO(t, c.req); c.ep.ia.ibTransport() {
+		require.NotEqual(t, DTOSuccess, sent.Status, "the receiver refused it")
+	}
+	require.Contains(t, []EventNumber{EventConnectionBroken, EventConnectionDisconnected}, waitEvent(t, c.conn).Number)
+	ev := waitEvent(t, s.conn)
+	require.Equal(t, EventConnectionBroken, ev.Number)
+	d := waitDTO(t, s.recv)
+	require.Equal(t, DTOLengthError, d.Status)
+	require.Equal(t, uint64(1), d.Cookie)
+	d = waitDTO(t, s.recv)
+	require.Equal(t, DTOErrFlushed, d.Status)
+	require.Equal(t, uint64(2), d.Cookie)
+	requireEmpty(t, s.recv)
+}
+
 // "The operation is valid for all states of the Endpoint. The actual data
 // transfer does not take place until the Endpoint is in the
 // DAT_EP_STATE_CONNECTED state. The operation on the Endpoint in
