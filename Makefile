@@ -5,7 +5,8 @@
 #   make test    gofmt, go vet and staticcheck in every build configuration (vet),
 #                host unit tests (also of the build without cgo: build-other),
 #                the instruction guard of the data path (guard), then every
-#                test inside the Soft-RoCE VM, the cross-host and fault tests
+#                test inside the Soft-RoCE VM, the race detector's run on
+#                Soft-RoCE and soft-iWARP (test-race), the cross-host and fault tests
 #                in a pair of VMs (test-2host), the device tests under Linux
 #                6.12 (test-612), on soft-iWARP (test-siw) and on soft-iWARP
 #                under 6.12 (test-siw-612), and a table of the runs
@@ -96,9 +97,11 @@ test-vm: deps
 	-$(GO) test -count=1 -p 1 -timeout 20m -json -exec $(VMEXEC) $(PKGS) > /tmp/udapl-test-vm.json
 	$(GO) run ./internal/cmd/testsummary -failed-output rxe/6.1=/tmp/udapl-test-vm.json
 
-# The race detector over the packages whose tests post concurrently.
+# The race detector over the packages whose tests post concurrently, on
+# Soft-RoCE and on soft-iWARP (whose flushes udat generates itself).
 test-race: deps
 	$(GO) test -count=1 -p 1 -race -timeout 30m -exec $(VMEXEC) ./cverbs/ ./udat/
+	UDAPL_RDMA=siw $(GO) test -count=1 -p 1 -race -timeout 30m $(devargs_siw) -exec $(VMEXEC) ./cverbs/ ./udat/
 
 # The cross-host tests (./crosshost) in the pair of VMs of scripts/vmpair.sh:
 # A runs the tests, B the peer agent; the host carries out the faults. No
