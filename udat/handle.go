@@ -164,57 +164,154 @@ func getCtx(o *object, isNil bool, t HandleType) (any, error) {
 	return o.getContext(), nil
 }
 
+// HandleType returns HandleTypeIA (dat_get_handle_type); a nil or freed
+// IA gives DAT_INVALID_HANDLE.
 func (h *IA) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeIA, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypePZ (dat_get_handle_type); a nil or freed
+// PZ gives DAT_INVALID_HANDLE.
 func (h *PZ) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypePZ, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeLMR (dat_get_handle_type); a nil or freed
+// LMR gives DAT_INVALID_HANDLE.
 func (h *LMR) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeLMR, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeRMR (dat_get_handle_type); a nil or freed
+// RMR gives DAT_INVALID_HANDLE.
 func (h *RMR) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeRMR, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeEVD (dat_get_handle_type); a nil or freed
+// EVD gives DAT_INVALID_HANDLE.
 func (h *EVD) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeEVD, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeEP (dat_get_handle_type); a nil or freed
+// EP gives DAT_INVALID_HANDLE.
 func (h *EP) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeEP, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypePSP (dat_get_handle_type); a nil or freed
+// PSP gives DAT_INVALID_HANDLE.
 func (h *PSP) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypePSP, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeRSP (dat_get_handle_type); a nil or freed
+// RSP gives DAT_INVALID_HANDLE.
 func (h *RSP) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeRSP, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeCR (dat_get_handle_type); a nil or freed
+// CR gives DAT_INVALID_HANDLE.
 func (h *CR) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeCR, "dat_get_handle_type")
 }
+
+// HandleType returns HandleTypeSRQ (dat_get_handle_type); a nil or freed
+// SRQ gives DAT_INVALID_HANDLE.
 func (h *SRQ) HandleType() (HandleType, error) {
 	return handleType(h.obj(), h == nil, HandleTypeSRQ, "dat_get_handle_type")
 }
 
-func (h *IA) SetConsumerContext(v any) error  { return setCtx(h.obj(), h == nil, HandleTypeIA, v) }
-func (h *PZ) SetConsumerContext(v any) error  { return setCtx(h.obj(), h == nil, HandleTypePZ, v) }
+// SetConsumerContext stores v with the IA (dat_set_consumer_context); a
+// nil or freed IA gives DAT_INVALID_HANDLE.
+func (h *IA) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeIA, v) }
+
+// SetConsumerContext stores v with the PZ (dat_set_consumer_context); a
+// nil or freed PZ gives DAT_INVALID_HANDLE.
+func (h *PZ) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypePZ, v) }
+
+// SetConsumerContext stores v with the LMR (dat_set_consumer_context); a
+// nil or freed LMR gives DAT_INVALID_HANDLE.
 func (h *LMR) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeLMR, v) }
+
+// SetConsumerContext stores v with the RMR (dat_set_consumer_context); a
+// nil or freed RMR gives DAT_INVALID_HANDLE.
 func (h *RMR) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeRMR, v) }
+
+// SetConsumerContext stores v with the EVD (dat_set_consumer_context); a
+// nil or freed EVD gives DAT_INVALID_HANDLE.
 func (h *EVD) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeEVD, v) }
-func (h *EP) SetConsumerContext(v any) error  { return setCtx(h.obj(), h == nil, HandleTypeEP, v) }
+
+// SetConsumerContext stores v with the EP (dat_set_consumer_context); a
+// nil or freed EP gives DAT_INVALID_HANDLE.
+func (h *EP) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeEP, v) }
+
+// SetConsumerContext stores v with the PSP (dat_set_consumer_context); a
+// nil or freed PSP gives DAT_INVALID_HANDLE.
 func (h *PSP) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypePSP, v) }
+
+// SetConsumerContext stores v with the RSP (dat_set_consumer_context); a
+// nil or freed RSP gives DAT_INVALID_HANDLE.
 func (h *RSP) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeRSP, v) }
-func (h *CR) SetConsumerContext(v any) error  { return setCtx(h.obj(), h == nil, HandleTypeCR, v) }
+
+// SetConsumerContext stores v with the CR (dat_set_consumer_context); a
+// nil or freed CR gives DAT_INVALID_HANDLE.
+func (h *CR) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeCR, v) }
+
+// SetConsumerContext stores v with the SRQ (dat_set_consumer_context); a
+// nil or freed SRQ gives DAT_INVALID_HANDLE.
 func (h *SRQ) SetConsumerContext(v any) error { return setCtx(h.obj(), h == nil, HandleTypeSRQ, v) }
 
-func (h *IA) ConsumerContext() (any, error)  { return getCtx(h.obj(), h == nil, HandleTypeIA) }
-func (h *PZ) ConsumerContext() (any, error)  { return getCtx(h.obj(), h == nil, HandleTypePZ) }
+// ConsumerContext returns what SetConsumerContext stored with the IA, nil
+// if nothing (dat_get_consumer_context); a nil or freed IA gives
+// DAT_INVALID_HANDLE.
+func (h *IA) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeIA) }
+
+// ConsumerContext returns what SetConsumerContext stored with the PZ, nil
+// if nothing (dat_get_consumer_context); a nil or freed PZ gives
+// DAT_INVALID_HANDLE.
+func (h *PZ) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypePZ) }
+
+// ConsumerContext returns what SetConsumerContext stored with the LMR, nil
+// if nothing (dat_get_consumer_context); a nil or freed LMR gives
+// DAT_INVALID_HANDLE.
 func (h *LMR) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeLMR) }
+
+// ConsumerContext returns what SetConsumerContext stored with the RMR, nil
+// if nothing (dat_get_consumer_context); a nil or freed RMR gives
+// DAT_INVALID_HANDLE.
 func (h *RMR) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeRMR) }
+
+// ConsumerContext returns what SetConsumerContext stored with the EVD, nil
+// if nothing (dat_get_consumer_context); a nil or freed EVD gives
+// DAT_INVALID_HANDLE.
 func (h *EVD) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeEVD) }
-func (h *EP) ConsumerContext() (any, error)  { return getCtx(h.obj(), h == nil, HandleTypeEP) }
+
+// ConsumerContext returns what SetConsumerContext stored with the EP, nil
+// if nothing (dat_get_consumer_context); a nil or freed EP gives
+// DAT_INVALID_HANDLE.
+func (h *EP) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeEP) }
+
+// ConsumerContext returns what SetConsumerContext stored with the PSP, nil
+// if nothing (dat_get_consumer_context); a nil or freed PSP gives
+// DAT_INVALID_HANDLE.
 func (h *PSP) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypePSP) }
+
+// ConsumerContext returns what SetConsumerContext stored with the RSP, nil
+// if nothing (dat_get_consumer_context); a nil or freed RSP gives
+// DAT_INVALID_HANDLE.
 func (h *RSP) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeRSP) }
-func (h *CR) ConsumerContext() (any, error)  { return getCtx(h.obj(), h == nil, HandleTypeCR) }
+
+// ConsumerContext returns what SetConsumerContext stored with the CR, nil
+// if nothing (dat_get_consumer_context); a nil or freed CR gives
+// DAT_INVALID_HANDLE.
+func (h *CR) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeCR) }
+
+// ConsumerContext returns what SetConsumerContext stored with the SRQ, nil
+// if nothing (dat_get_consumer_context); a nil or freed SRQ gives
+// DAT_INVALID_HANDLE.
 func (h *SRQ) ConsumerContext() (any, error) { return getCtx(h.obj(), h == nil, HandleTypeSRQ) }
 
 // obj returns the embedded object or nil for a nil receiver, so the helpers
