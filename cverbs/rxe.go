@@ -258,10 +258,11 @@ func (s *rxeSend) putSGE(i int, id uint64, opcode, flags uint32, sge SGE, remote
 	if inline && sge.Length > s.maxInline {
 		return syscall.EINVAL, false
 	}
-	w, full := s.begin(i, id, opcode, flags, 0, remoteAddr)
+	w, full := s.wqe(i)
 	if w == nil {
 		return syscall.ENOMEM, false
 	}
+	fillHeader(w, id, opcode, flags, remoteAddr)
 	if opcode != C.IBV_WR_SEND {
 		at32(w, C.CVERBS_RXE_RDMA_RKEY, rkey)
 	}
@@ -274,26 +275,31 @@ func (s *rxeSend) putSGE(i int, id uint64, opcode, flags uint32, sge SGE, remote
 	return s.finish(w, i, full, sge.Length, 1), true
 }
 
-// begin starts work request i in its slot as librxe's convert_send_wr
-// does: the request cleared, then its common fields. The remote address
-// goes where RDMA operations and atomics both keep it (for a send, librxe
-// copies it there too, into the WQE's iova). A nil slot: the kernel still
-// owns it.
+// begin starts work request i in its slot: fillHeader, then the immediate
+// data. A nil slot: the kernel still owns it.
 func (s *rxeSend) begin(i int, id uint64, opcode, flags, imm uint32, remoteAddr uint64) (unsafe.Pointer, bool) {
 	w, full := s.wqe(i)
 	if w == nil {
 		return nil, true
 	}
+	fillHeader(w, id, opcode, flags, remoteAddr)
+	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(imm))
+	return w, full
+}
+
+// fillHeader writes the fields every work request has into its slot w, as
+// librxe's convert_send_wr does: the request cleared, then its common
+// fields. The remote address goes where RDMA operations and atomics both
+// keep it (for a send, librxe copies it there too, into the WQE's iova).
+func fillHeader(w unsafe.Pointer, id uint64, opcode, flags uint32, remoteAddr uint64) {
 	*(*[C.CVERBS_RXE_SEND_WR_SIZE]byte)(w) = [C.CVERBS_RXE_SEND_WR_SIZE]byte{}
 	at64(w, C.CVERBS_RXE_WR_ID, id)
 	at32(w, C.CVERBS_RXE_WR_OPCODE, opcode)
 	at32(w, C.CVERBS_RXE_WR_FLAGS, flags)
-	at32(w, C.CVERBS_RXE_WR_IMM, bits.ReverseBytes32(imm))
 	if opcode != C.IBV_WR_SEND && opcode != C.IBV_WR_SEND_WITH_IMM {
 		at64(w, C.CVERBS_RXE_RDMA_ADDR, remoteAddr)
 	}
 	at64(w, C.CVERBS_RXE_SEND_IOVA, remoteAddr)
-	return w, full
 }
 
 // finish completes work request i, begun in slot w, with its transfer

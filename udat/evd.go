@@ -33,7 +33,7 @@ type EVD struct {
 	qlen      int
 	q         []Event // ring of queued events
 	qhead, qn int
-	wc        []cverbs.WC // poll buffer, reused
+	wc        []cverbs.WC // poll buffer, reused; never longer than q
 	// A waiter that blocks does so on blockedOn (ch), or on wakeUp when
 	// the EVD has no channel or a CNO's watcher owns it, until
 	// interruptLocked wakes it.
@@ -457,24 +457,28 @@ func (e *EVD) DequeueEvents(evs []Event) (int, error) {
 // pollEvents is pollLocked for an empty queue whose first events are taken
 // into evs at once: the usual completions (takeUsual) polled are written
 // straight there, in order, rather than queued and popped, up to the first
-// that is not usual; that one and the rest are queued. It returns how many
-// it wrote. Caller holds mu.
+// that is not usual; that one and the rest are queued. A burst polls no
+// more completions than evs holds and leaves the rest in the CQ for the
+// next call, since a queued event is written twice, here and when popped;
+// a single event polls ahead, as many as the queue holds, since popping
+// the next one costs less than polling for it. It returns how many it
+// wrote. Caller holds mu.
 func (e *EVD) pollEvents(evs []Event) int {
 	if e.aborted || e.cq == nil || e.scq != nil {
 		e.pollLocked()
 		return 0
 	}
-	n := min(len(e.q), len(e.wc))
-	got, err := e.cq.PollSerial(e.wc[:n])
+	wc := e.wc
+	if len(evs) > 1 && len(evs) < len(wc) {
+		wc = wc[:len(evs)]
+	}
+	got, err := e.cq.PollSerial(wc)
 	if err != nil || got <= 0 {
 		return 0
 	}
 	k := e.takeUsual(e.wc[:got], evs, false)
 	if k < got {
-		e.deliver(e.wc[k:got])
-	}
-	if got == n {
-		e.pollCQ(e.cq, false) // there may be more, and room for them
+		e.deliver(wc[k:got])
 	}
 	return k
 }
