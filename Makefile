@@ -173,10 +173,12 @@ bench-instr: deps
 clean:
 	rm -rf $(BIN)
 
-# Fuzzing: `make fuzz` runs each fuzz target of package udat for FUZZTIME,
-# the host ones (udat/fuzz_host_test.go, which builds on every platform) with
-# go test -fuzz on this host, the device ones (udat/fuzz_device_test.go) in
-# one boot of the Soft-RoCE VM. (go test -fuzz -exec works, but in the VM the
+# Fuzzing: `make fuzz` runs each fuzz target of package udat for FUZZTIME.
+# The targets sit beside the code they fuzz, in udat/*_fuzz_test.go (the
+# device ones' harness is udat/fuzz_fixture_test.go). The host ones, in the
+# files without a build constraint (which build on every platform), run with
+# go test -fuzz on this host, the device ones, in the files for linux && cgo,
+# in one boot of the Soft-RoCE VM. (go test -fuzz -exec works, but in the VM the
 # package's testdata/ and the host's GOCACHE are read-only, so a crasher would
 # be lost: the instrumented test binary runs there from a copy of the
 # package directory under FUZZDIR instead.) It prints each target's execs; a
@@ -188,14 +190,20 @@ FUZZDIR  ?= /tmp/udapl-fuzz
 # the worker fuzzes nothing else (Go's default, 60s, can take most of a short
 # run in the emulated VM).
 FUZZMINIMIZETIME ?= 5s
-# The targets, as their files declare them.
+# The targets, as their files declare them; a fuzz file with any other build
+# constraint fails make fuzz rather than go unfuzzed.
 fuzz_targets_in = $(shell sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' $(1))
-FUZZ_HOST_TARGETS   := $(call fuzz_targets_in,udat/fuzz_host_test.go)
-FUZZ_DEVICE_TARGETS := $(call fuzz_targets_in,udat/fuzz_device_test.go)
+FUZZ_FILES          := $(wildcard udat/*_fuzz_test.go)
+FUZZ_HOST_FILES     := $(shell grep -L '^//go:build' $(FUZZ_FILES))
+FUZZ_DEVICE_FILES   := $(shell grep -l '^//go:build linux && cgo$$' $(FUZZ_FILES))
+FUZZ_OTHER_FILES    := $(filter-out $(FUZZ_HOST_FILES) $(FUZZ_DEVICE_FILES),$(FUZZ_FILES))
+FUZZ_HOST_TARGETS   := $(call fuzz_targets_in,$(FUZZ_HOST_FILES))
+FUZZ_DEVICE_TARGETS := $(call fuzz_targets_in,$(FUZZ_DEVICE_FILES))
 
 .PHONY: fuzz
 fuzz: SHELL := /bin/bash
 fuzz: deps
+	$(if $(FUZZ_OTHER_FILES),$(error make fuzz: neither host nor device fuzz files: $(FUZZ_OTHER_FILES)))
 	@set -uo pipefail; \
 	case "$(FUZZDIR)" in /tmp/*) ;; *) echo "FUZZDIR must be under /tmp (the VM writes there)"; exit 2;; esac; \
 	rm -rf $(FUZZDIR)/work $(FUZZDIR)/log; mkdir -p $(FUZZDIR)/work/udat $(FUZZDIR)/log $(FUZZDIR)/cache; \
