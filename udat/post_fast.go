@@ -58,31 +58,35 @@ func (ep *EP) usualFlagsArg(op DTOOp, flags CompletionFlags) bool {
 }
 
 // usualSegment returns the LMR of t, the one segment of a usual DTO of
-// kind o to remote, or nil if it makes no usual DTO: not empty, in bounds
-// of a live LMR of the EP's PZ that allows what o needs, within the
-// message size, agreeing with remote as o's rule asks. The EP's state and
-// queue are for the caller to check.
+// kind o to remote, or nil if it makes no usual DTO: a live LMR of the
+// EP's PZ that t fits (usualFits). The EP's state and queue are for the
+// caller to check.
 func (ep *EP) usualSegment(t *LMRTriplet, o *requestOp, remote *RMRTriplet) *LMR {
-	n := t.SegmentLength
-	switch o.remote {
-	case remoteFilled:
-		if n != remote.SegmentLength { // trimmed or too short: postOne
-			return nil
-		}
-	case remoteCovers:
-		if n > remote.SegmentLength {
-			return nil
-		}
-	}
 	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
-	if l == nil || l.pz != ep.pz || l.priv&o.need != o.need || n == 0 {
-		return nil
-	}
-	if off := t.VirtualAddress - l.va; t.VirtualAddress < l.va || off > l.length || uint64(n) > l.length-off ||
-		uint64(n) > ep.ia.maxMessageSize() {
+	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
 		return nil
 	}
 	return l
+}
+
+// usualFits reports whether t, in l, makes the one segment of a usual DTO
+// of kind o to remote: not empty, in bounds of l, which allows what o
+// needs, at most maxMsg bytes, agreeing with remote as o's rule asks.
+func usualFits(t *LMRTriplet, l *LMR, o *requestOp, remote *RMRTriplet, maxMsg uint64) bool {
+	n := uint64(t.SegmentLength)
+	switch o.remote {
+	case remoteFilled:
+		if n != uint64(remote.SegmentLength) { // trimmed or too short: postOne
+			return false
+		}
+	case remoteCovers:
+		if n > uint64(remote.SegmentLength) {
+			return false
+		}
+	}
+	off := t.VirtualAddress - l.va
+	return l.priv&o.need == o.need && n != 0 && n <= maxMsg &&
+		t.VirtualAddress >= l.va && off <= l.length && n <= l.length-off
 }
 
 // usualFlags are the work request flags of a usual DTO of n bytes (see
@@ -108,19 +112,30 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 	if ep.ud != nil || ep.reqEVD == nil {
 		return k
 	}
-	for ; k < len(reqs); k++ {
+	// Read once: the compiler reads fields again after every store into
+	// the work queue. A batch's requests mostly share an LMR, which is
+	// looked up again only when the key changes.
+	inOrder, maxMsg := ep.ia.completesInOrder(), ep.ia.maxMessageSize()
+	var l *LMR
+	for room := r.limit - r.outstanding(); k < len(reqs) && room > 0; k, room = k+1, room-1 {
 		req := &reqs[k]
 		switch req.Op {
 		case DTOSend, DTORDMAWrite, DTORDMARead:
 		default:
 			return k
 		}
-		if req.WithImmed || len(req.LocalIOV) != 1 || !ep.usualFlagsArg(req.Op, req.Flags) || r.full() {
-			return k
+		if req.WithImmed || len(req.LocalIOV) != 1 || req.Flags&^CompletionSuppress != 0 ||
+			req.Flags != CompletionDefault && req.Op == DTORDMARead && !inOrder {
+			return k // not usual: see usualFlagsArg
 		}
 		t := &req.LocalIOV[0]
+		if l == nil || l.lkey != t.LMRContext {
+			if l = ep.ia.hotLMR(t.LMRContext); l == nil || l.pz != ep.pz {
+				return k
+			}
+		}
 		o := &requestOps[req.Op]
-		if ep.usualSegment(t, o, &req.Remote) == nil {
+		if !usualFits(t, l, o, &req.Remote, maxMsg) {
 			return k
 		}
 		n := t.SegmentLength
