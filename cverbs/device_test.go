@@ -323,8 +323,7 @@ func TestSRQ(t *testing.T) {
 	for _, c := range []struct {
 		a, b *end
 	}{{a1, b1}, {a2, b2}} {
-		wcs, err := pollOK(c.b.rcq, n, WCRecv)
-		require.NoError(t, err)
+		wcs := mustPollOK(t, c.b.rcq, n, WCRecv)
 		for i, w := range wcs {
 			require.Equal(t, c.b.qp.Num(), w.QPNum)
 			require.Equal(t, uint32(size), w.ByteLen)
@@ -392,10 +391,8 @@ func TestSRQLimitEvent(t *testing.T) {
 	wrs[9].Flags = SendSignaled
 	_, err = a.qp.PostSend(wrs)
 	require.NoError(t, err)
-	_, err = pollOK(a.scq, 1, WCSend)
-	require.NoError(t, err)
-	_, err = pollOK(b.rcq, 10, WCRecv)
-	require.NoError(t, err)
+	mustPollOK(t, a.scq, 1, WCSend)
+	mustPollOK(t, b.rcq, 10, WCRecv)
 	require.NoError(t, g.Wait())
 
 	// The limit disarms once it fires.
@@ -405,21 +402,29 @@ func TestSRQLimitEvent(t *testing.T) {
 	}
 }
 
+// compWait is one way to wait on a completion channel.
+type compWait func(*CompChannel, context.Context) (*CQ, error)
+
 // compWaits are the two ways to wait on a completion channel.
-var compWaits = map[string]func(*CompChannel, context.Context) (*CQ, error){
+var compWaits = map[string]compWait{
 	"netpoller": (*CompChannel).Wait,
 	"thread":    (*CompChannel).WaitBlocking,
 }
 
-func TestCompChannelWait(t *testing.T) {
+// forEachCompWait runs test once for each way to wait, as a subtest named
+// for it, with a rig and a completion channel of its own.
+func forEachCompWait(t *testing.T, test func(t *testing.T, r *rig, ch *CompChannel, wait compWait)) {
 	for name, wait := range compWaits {
-		t.Run(name, func(t *testing.T) { testCompChannelWait(t, wait) })
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t)
+			test(t, r, r.newChannel(t), wait)
+		})
 	}
 }
 
-func testCompChannelWait(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
-	r := newRig(t)
-	ch := r.newChannel(t)
+func TestCompChannelWait(t *testing.T) { forEachCompWait(t, testCompChannelWait) }
+
+func testCompChannelWait(t *testing.T, r *rig, ch *CompChannel, wait compWait) {
 	a, b := r.newPair(t, endOpts{}, endOpts{ch: ch})
 
 	for round := range 3 {
@@ -451,8 +456,7 @@ func testCompChannelWait(t *testing.T, wait func(*CompChannel, context.Context) 
 		_, err = a.qp.PostSend([]SendWR{{ID: 1, Flags: SendSignaled, SGL: []SGE{a.buf.sge(0, 64)}}})
 		require.NoError(t, err)
 		require.NoError(t, g.Wait())
-		_, err = pollOK(a.scq, 1, WCSend)
-		require.NoError(t, err)
+		mustPollOK(t, a.scq, 1, WCSend)
 	}
 }
 
@@ -474,8 +478,7 @@ func TestPollArm(t *testing.T) {
 		require.NoError(t, err)
 		_, err = a.qp.PostSend([]SendWR{{ID: 1, Flags: SendSignaled, SGL: []SGE{a.buf.sge(0, 64)}}})
 		require.NoError(t, err)
-		_, err = pollOK(a.scq, 1, WCSend)
-		require.NoError(t, err)
+		mustPollOK(t, a.scq, 1, WCSend)
 		if round == 0 {
 			// The arm of the empty poll reports the receive.
 			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -493,15 +496,9 @@ func TestPollArm(t *testing.T) {
 	}
 }
 
-func TestCompChannelDeadline(t *testing.T) {
-	for name, wait := range compWaits {
-		t.Run(name, func(t *testing.T) { testCompChannelDeadline(t, wait) })
-	}
-}
+func TestCompChannelDeadline(t *testing.T) { forEachCompWait(t, testCompChannelDeadline) }
 
-func testCompChannelDeadline(t *testing.T, wait func(*CompChannel, context.Context) (*CQ, error)) {
-	r := newRig(t)
-	ch := r.newChannel(t)
+func testCompChannelDeadline(t *testing.T, r *rig, ch *CompChannel, wait compWait) {
 	cq, err := r.ctx.NewCQ(16, ch)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cq.Close()) })
@@ -561,11 +558,9 @@ func TestCompChannelWaitBlockingUntil(t *testing.T) {
 	cq, err := ch.WaitBlockingUntil(context.Background(), time.Now().Add(waitTimeout))
 	require.NoError(t, err)
 	require.Same(t, b.rcq, cq)
-	wcs, err := pollOK(cq, 1, WCRecv)
-	require.NoError(t, err)
+	wcs := mustPollOK(t, cq, 1, WCRecv)
 	require.Equal(t, uint64(7), wcs[0].WRID)
-	_, err = pollOK(a.scq, 1, WCSend)
-	require.NoError(t, err)
+	mustPollOK(t, a.scq, 1, WCSend)
 }
 
 // Interrupt ends a blocking wait in progress, or the next one, with a nil
@@ -663,8 +658,7 @@ func TestMemoryWindow(t *testing.T) {
 	_, err = b.qp.PostSend([]SendWR{{ID: 56, Op: OpRDMAWrite, Flags: SendSignaled, SGL: []SGE{b.buf.sge(0, 512)},
 		RemoteAddr: wb.addr(4096 + 100), RKey: rkey}})
 	require.NoError(t, err)
-	_, err = pollOK(b.scq, 1, WCRDMAWrite)
-	require.NoError(t, err)
+	mustPollOK(t, b.scq, 1, WCRDMAWrite)
 	require.NoError(t, sameBytes("through window", wb.b[4196:4196+512], b.buf.b[:512]))
 }
 
@@ -714,9 +708,7 @@ func TestCMExternalQP(t *testing.T) {
 					return err
 				}
 			}
-			p := cmParam("server")
-			p.QPNum = b.qp.Num()
-			if err := sid.Accept(p); err != nil {
+			if err := sid.Accept(cmParamQP("server", b.qp)); err != nil {
 				return err
 			}
 			_, err = expectEvent(gctx, sch, CMEventEstablished)
@@ -736,9 +728,7 @@ func TestCMExternalQP(t *testing.T) {
 			if err := cid.ModifyQP(a.qp, QPInit); err != nil {
 				return err
 			}
-			p := cmParam("client")
-			p.QPNum = a.qp.Num()
-			if err := cid.Connect(p); err != nil {
+			if err := cid.Connect(cmParamQP("client", a.qp)); err != nil {
 				return err
 			}
 			if r.iwarp {
@@ -776,10 +766,8 @@ func TestCMExternalQP(t *testing.T) {
 			fill(src.buf.b[1024:1024+200], byte(round))
 			_, err := src.qp.PostSend([]SendWR{{ID: 1, Flags: SendSignaled, SGL: []SGE{src.buf.sge(1024, 200)}}})
 			require.NoError(t, err)
-			_, err = pollOK(src.scq, 1, WCSend)
-			require.NoError(t, err)
-			wcs, err := pollOK(dst.rcq, 1, WCRecv)
-			require.NoError(t, err)
+			mustPollOK(t, src.scq, 1, WCSend)
+			wcs := mustPollOK(t, dst.rcq, 1, WCRecv)
 			require.Equal(t, uint64(300), wcs[0].WRID)
 			require.NoError(t, sameBytes("received", dst.buf.b[:200], src.buf.b[1024:1224]))
 		}
@@ -822,9 +810,7 @@ func TestCMReject(t *testing.T) {
 	require.Equal(t, r.ctx.Name(), cid.DeviceName())
 	a := r.newQPEnd(t, endOpts{})
 	require.NoError(t, cid.ModifyQP(a.qp, QPInit))
-	p := cmParam("knock knock")
-	p.QPNum = a.qp.Num()
-	require.NoError(t, cid.Connect(p))
+	require.NoError(t, cid.Connect(cmParamQP("knock knock", a.qp)))
 
 	ev, err := expectEvent(ctx, sch, CMEventConnectRequest)
 	require.NoError(t, err)

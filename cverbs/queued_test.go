@@ -41,8 +41,7 @@ func TestQueuedWorkRequestCompletesOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, WCWRFlushErr, wcs[0].Status)
 	} else {
-		wcs, err = pollOK(a.scq, 1, WCRDMARead)
-		require.NoError(t, err)
+		wcs = mustPollOK(t, a.scq, 1, WCRDMARead)
 		p.disconnect(t)
 	}
 	require.Equal(t, uint64(2), wcs[0].WRID)

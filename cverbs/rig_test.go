@@ -289,9 +289,7 @@ func (r *rig) connectQPsCM(t testing.TB, a, b *end) {
 			return err
 		}
 		sid = ev.ID
-		p := cmParam("rig server")
-		p.QPNum = b.qp.Num()
-		if err := sid.Accept(p); err != nil {
+		if err := sid.Accept(cmParamQP("rig server", b.qp)); err != nil {
 			return err
 		}
 		_, err = expectEvent(gctx, sch, CMEventEstablished)
@@ -305,9 +303,7 @@ func (r *rig) connectQPsCM(t testing.TB, a, b *end) {
 		if err := resolve(gctx, cch, cid, netip.AddrPortFrom(ip, 0), dst); err != nil {
 			return err
 		}
-		p := cmParam("rig client")
-		p.QPNum = a.qp.Num()
-		if err := cid.Connect(p); err != nil {
+		if err := cid.Connect(cmParamQP("rig client", a.qp)); err != nil {
 			return err
 		}
 		_, err = expectEvent(gctx, cch, CMEventEstablished)
@@ -383,6 +379,15 @@ func pollOK(cq *CQ, n int, op WCOpcode) ([]WC, error) {
 		return wcs, err
 	}
 	return wcs, checkWCs(wcs, op)
+}
+
+// mustPollOK polls n successful completions of opcode op off cq; the test
+// fails if they do not come.
+func mustPollOK(t testing.TB, cq *CQ, n int, op WCOpcode) []WC {
+	t.Helper()
+	wcs, err := pollOK(cq, n, op)
+	require.NoError(t, err)
+	return wcs
 }
 
 // requireQuiet checks that no further completion arrives on cq for a while.
@@ -481,6 +486,13 @@ func cmParam(pd string) ConnParam {
 		PrivateData: []byte(pd), ResponderResources: 4, InitiatorDepth: 4,
 		RetryCount: 7, RNRRetryCount: 7,
 	}
+}
+
+// cmParamQP is cmParam for a connection of qp, a QP of the test's own.
+func cmParamQP(pd string, qp *QP) ConnParam {
+	p := cmParam(pd)
+	p.QPNum = qp.Num()
+	return p
 }
 
 // newCMPair connects two ends through rdma_cm with QPs made by

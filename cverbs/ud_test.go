@@ -82,10 +82,8 @@ func TestUDSIDRAndDatagrams(t *testing.T) {
 		_, err = dir.from.qp.PostSend([]SendWR{{ID: 2, Op: OpSend, Flags: SendSignaled, SGL: []SGE{dir.from.buf.sge(0, 10)},
 			AH: dir.ah, RemoteQPN: dir.to.qp.Num(), RemoteQKey: UDPQKey}})
 		require.NoError(t, err)
-		_, err = pollOK(dir.from.scq, 1, WCSend)
-		require.NoError(t, err)
-		wcs, err := pollOK(dir.to.rcq, 1, WCRecv)
-		require.NoError(t, err)
+		mustPollOK(t, dir.from.scq, 1, WCSend)
+		wcs := mustPollOK(t, dir.to.rcq, 1, WCRecv)
 		require.Equal(t, uint32(GRHSize+10), wcs[0].ByteLen)
 		require.Equal(t, dir.from.qp.Num(), wcs[0].SrcQP)
 		require.Equal(t, "a datagram", string(dir.to.buf.b[4096+GRHSize:4096+GRHSize+10]))

@@ -89,9 +89,18 @@ func dtLines(t *testing.T, p *dtestport.Proc, res ...string) {
 	}
 }
 
+// dtFinish waits up to wait for the C program to pass and checks its
+// lines (dtLines).
+func dtFinish(t *testing.T, p *dtestport.Proc, wait time.Duration, res ...string) {
+	t.Helper()
+	require.NoError(t, p.Finish(wait), p.Output())
+	dtLines(t, p, res...)
+}
+
 // dtGoServer runs a Go server in an errgroup: serve gets a context that
-// ends when the C client (started by start once the server listens) fails.
-func dtGoServer(t *testing.T, serve func(ctx context.Context, ready func()) error, start func() *dtestport.Proc) *dtestport.Proc {
+// ends when the C client (bin with args, started by dtStart once the
+// server listens) fails.
+func dtGoServer(t *testing.T, serve func(ctx context.Context, ready func()) error, bin, pass string, args ...string) *dtestport.Proc {
 	t.Helper()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -99,7 +108,7 @@ func dtGoServer(t *testing.T, serve func(ctx context.Context, ready func()) erro
 	var g errgroup.Group
 	g.Go(func() error {
 		return serve(ctx, func() {
-			p = start()
+			p = dtStart(t, bin, pass, args...)
 			context.AfterFunc(p.Failed(), func() { cancel(context.Cause(p.Failed())) })
 		})
 	})
@@ -119,8 +128,7 @@ func TestDtestWithC(t *testing.T) {
 		c := dtStart(t, bin, dtestport.DtestPass, append([]string{"-s"}, args...)...)
 		require.NoError(t, c.WaitOutput("Server is waiting for client connection", 30*time.Second))
 		require.NoError(t, dtestport.DtestClient(c.Failed(), dev, addr, o, t.Logf))
-		require.NoError(t, c.Finish(dtFinishWait), c.Output())
-		dtLines(t, c,
+		dtFinish(t, c, dtFinishWait,
 			`CONNECTED!`,
 			`SERVER: RDMA write buffer contains: client RDMA write data\.\.\.$`,
 			// The C server reads the Go client's rbuf as soon as it has
@@ -132,11 +140,8 @@ func TestDtestWithC(t *testing.T) {
 	t.Run("GoServerCClient", func(t *testing.T) {
 		c := dtGoServer(t, func(ctx context.Context, ready func()) error {
 			return dtestport.DtestServer(ctx, dev, o, t.Logf, ready)
-		}, func() *dtestport.Proc {
-			return dtStart(t, bin, dtestport.DtestPass, append([]string{"-h", addr.String()}, args...)...)
-		})
-		require.NoError(t, c.Finish(dtFinishWait), c.Output())
-		dtLines(t, c,
+		}, bin, dtestport.DtestPass, append([]string{"-h", addr.String()}, args...)...)
+		dtFinish(t, c, dtFinishWait,
 			`CONNECTED!`,
 			`CLIENT: RDMA write buffer contains: server RDMA write data\.\.\.$`,
 			`CLIENT: RCV RDMA read buffer contains: (server RDMA read data|client RDMA write data)\.\.\.$`,
@@ -161,8 +166,7 @@ func TestDtestxWithC(t *testing.T) {
 		c := dtStart(t, bin, dtestport.DtestxPass, "-s", "-P", dtestport.Provider)
 		err := dtestport.DtestxClient(c.Failed(), dev, addr, size, t.Logf)
 		require.NoError(t, err)
-		require.NoError(t, c.Finish(dtFinishWait), c.Output())
-		dtLines(t, c,
+		dtFinish(t, c, dtFinishWait,
 			`Server received immed_data=0x7777$`,
 			`rdma buffer 0x[0-9a-f]+ contains: Client written data$`,
 			`RDMA_WRITE_WITH_IMMEDIATE_DATA test - PASSED`,
@@ -174,11 +178,8 @@ func TestDtestxWithC(t *testing.T) {
 	t.Run("GoServerCClient", func(t *testing.T) {
 		c := dtGoServer(t, func(ctx context.Context, ready func()) error {
 			return dtestport.DtestxServer(ctx, dev, size, t.Logf, ready)
-		}, func() *dtestport.Proc {
-			return dtStart(t, bin, dtestport.DtestxPass, "-h", addr.String(), "-P", dtestport.Provider)
-		})
-		require.NoError(t, c.Finish(dtFinishWait), c.Output())
-		dtLines(t, c,
+		}, bin, dtestport.DtestxPass, "-h", addr.String(), "-P", dtestport.Provider)
+		dtFinish(t, c, dtFinishWait,
 			`Client received immed_data=0x1111$`,
 			`rdma buffer 0x[0-9a-f]+ contains: Server data$`,
 			`RDMA_WRITE_WITH_IMMEDIATE_DATA test - PASSED`,
@@ -282,9 +283,7 @@ func TestDtestsrqWithC(t *testing.T) {
 			c := dtGoServer(t, func(ctx context.Context, ready func()) (err error) {
 				res, err = dtestport.DtestsrqServer(ctx, dev, o, t.Logf, ready)
 				return err
-			}, func() *dtestport.Proc {
-				return dtStart(t, bin, pass, append([]string{"-h", addr.String()}, args(o, srq)...)...)
-			})
+			}, bin, pass, append([]string{"-h", addr.String()}, args(o, srq)...)...)
 			finish(t, c, res, pass)
 			dtLines(t, c, `ALL 3 CONNECTED on client!`)
 		})
@@ -363,19 +362,15 @@ func TestDtestcmWithC(t *testing.T) {
 			c := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-s")...)
 			v, err := dtestport.DtestcmClient(c.Failed(), dev, addr, o, t.Logf)
 			require.NoError(t, err)
-			require.NoError(t, c.Finish(finishWait))
-			dtLines(t, c, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Server!`)
+			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Server!`)
 			r.cgo = v
 		})
 		t.Run("GoServerCClient"+mode, func(t *testing.T) {
 			o := next()
 			c := dtGoServer(t, func(ctx context.Context, ready func()) error {
 				return dtestport.DtestcmServer(ctx, dev, o, t.Logf, ready)
-			}, func() *dtestport.Proc {
-				return dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
-			})
-			require.NoError(t, c.Finish(finishWait))
-			dtLines(t, c, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
+			}, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
+			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
 			r.goc = cps(t, c, o.Conns)
 		})
 		t.Run("GoServerGoClient"+mode, func(t *testing.T) {

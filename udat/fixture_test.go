@@ -130,6 +130,19 @@ func newPairForTraffic(t testing.TB, maxRequests, total int) *pair {
 	return newPair(t, pairOpts{clientAttr: &attr, serverAttr: &attr, evdQLen: 2 * total, splitEVDs: true})
 }
 
+// newRecvFlagsPair connects a pair, with separate request and receive EVDs,
+// whose server EP has the receive completion flags f, and posts n receives
+// of 64 bytes at the server (cookies 1, 2, ...): for the tests of when a
+// waiter on the server's receive EVD wakes.
+func newRecvFlagsPair(t testing.TB, f CompletionFlags, n int) *pair {
+	t.Helper()
+	attr := DefaultEPAttr()
+	attr.RecvCompletionFlags = f
+	p := newPair(t, pairOpts{serverAttr: &attr, splitEVDs: true})
+	postRecvs(t, p.server, 0, 64, n, 1)
+	return p
+}
+
 // connect connects p.client.ep to p.server.ep through a PSP.
 func (p *pair) connect(t testing.TB) {
 	t.Helper()

@@ -117,11 +117,8 @@ func TestPostRecvUnsignalledFlag(t *testing.T) {
 // DAT_COMPLETION_EVD_THRESHOLD_FLAG, the dat_evd_wait threshold decides when
 // the waiter wakes.
 func TestPostRecvCompletionThreshold(t *testing.T) {
-	attr := DefaultEPAttr()
-	attr.RecvCompletionFlags = CompletionEVDThreshold
-	p := newPair(t, pairOpts{serverAttr: &attr, splitEVDs: true})
+	p := newRecvFlagsPair(t, CompletionEVDThreshold, 3)
 	c, s := p.client, p.server
-	postRecvs(t, s, 0, 64, 3, 1)
 	done := waitInBackground(s.recv, 3)
 	for i := 0; i < 2; i++ {
 		require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))

@@ -115,12 +115,9 @@ func TestPostSendUnsignalledFlag(t *testing.T) {
 // The receiver's EP is configured for solicited wait: a goroutine waiting on
 // its receive EVD is woken by the solicited send, not by the one before it.
 func TestPostSendSolicitedWaitFlag(t *testing.T) {
-	attr := DefaultEPAttr()
-	attr.RecvCompletionFlags = CompletionSolicitedWait
-	p := newPair(t, pairOpts{serverAttr: &attr, splitEVDs: true})
+	p := newRecvFlagsPair(t, CompletionSolicitedWait, 2)
 	needSolicitedNotify(t, p.ia)
 	c, s := p.client, p.server
-	postRecvs(t, s, 0, 64, 2, 1)
 	done := waitInBackground(s.recv, 1)
 	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 8)}, 1, CompletionDefault))

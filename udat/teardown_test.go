@@ -64,9 +64,10 @@ func TestEPTeardownAfterUnreportedDTOs(t *testing.T) {
 					var client, server side
 					var send func(i int) error
 					if ud {
-						client, server = newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-						psp, crEVD, qual := listenPSP(t, ia)
-						c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+						r := newUDRigIn(t, ia, pz)
+						var c udPeer
+						client, c, _ = r.connect(t, nil, nil)
+						server = r.server
 						send = func(i int) error {
 							return client.ep.PostSendUD([]LMRTriplet{client.lmr.Triplet(i*64, 8)}, &c.ah, uint64(i), flags)
 						}

@@ -31,11 +31,47 @@ type udPeer struct {
 	ev Event
 }
 
-// udResolve resolves server from client through psp (on crEVD): the client
+// udRig is a UD server EP of one PZ behind a PSP of its own, for the UD
+// EPs of a test to resolve.
+type udRig struct {
+	ia     *IA
+	pz     *PZ
+	server side
+	psp    *PSP
+	crEVD  *EVD
+	qual   ConnQual
+}
+
+// newUDRig opens the device and sets up a udRig in a PZ of its own.
+func newUDRig(t testing.TB) *udRig {
+	t.Helper()
+	ia := openIA(t)
+	return newUDRigIn(t, ia, mustPZ(t, ia))
+}
+
+// newUDRigIn sets up a udRig in pz of ia.
+func newUDRigIn(t testing.TB, ia *IA, pz *PZ) *udRig {
+	t.Helper()
+	r := &udRig{ia: ia, pz: pz, server: newUDSide(t, ia, pz)}
+	r.psp, r.crEVD, r.qual = listenPSP(t, ia)
+	return r
+}
+
+// connect creates a UD EP in r's PZ and resolves r.server from it (see
+// resolve): the new side, and what it and the server learned.
+func (r *udRig) connect(t testing.TB, pd, apd []byte) (client side, c, s udPeer) {
+	t.Helper()
+	client = newUDSide(t, r.ia, r.pz)
+	c, s = r.resolve(t, client, pd, apd)
+	return client, c, s
+}
+
+// resolve resolves r.server from client through r's PSP: the client
 // connects with pd, the server accepts with apd. It returns what each side
 // learned.
-func udResolve(t testing.TB, ia *IA, client, server side, psp *PSP, crEVD *EVD, qual ConnQual, pd, apd []byte) (c, s udPeer) {
+func (r *udRig) resolve(t testing.TB, client side, pd, apd []byte) (c, s udPeer) {
 	t.Helper()
+	ia, server, psp, crEVD, qual := r.ia, r.server, r.psp, r.crEVD, r.qual
 	require.NoError(t, client.ep.Connect(ia.Address(), qual, waitUS, pd, QoSBestEffort, ConnectDefault))
 	ev := waitEvent(t, crEVD)
 	require.Equal(t, EventIBUDConnectionRequest, ev.Number)
@@ -101,11 +137,9 @@ func udSendRecv(t testing.TB, from, to side, ah *IBAddrHandle, msg string, cooki
 }
 
 func TestUDConnectAndExchange(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, []byte("ud hello"), []byte("ud welcome"))
+	r := newUDRig(t)
+	ia, server := r.ia, r.server
+	client, c, s := r.connect(t, []byte("ud hello"), []byte("ud welcome"))
 
 	p, err := client.ep.Query()
 	require.NoError(t, err)
@@ -119,13 +153,10 @@ func TestUDConnectAndExchange(t *testing.T) {
 }
 
 func TestUDSeveralPeers(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	server := newUDSide(t, ia, pz)
-	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	ac, as := udResolve(t, ia, a, server, psp, crEVD, qual, []byte("from a"), nil)
-	bc, bs := udResolve(t, ia, b, server, psp, crEVD, qual, []byte("from b"), []byte("to b"))
+	r := newUDRig(t)
+	server := r.server
+	a, ac, as := r.connect(t, []byte("from a"), nil)
+	b, bc, bs := r.connect(t, []byte("from b"), []byte("to b"))
 	require.NotSame(t, as.ah.AH, bs.ah.AH)
 	require.NotSame(t, as.cm, bs.cm)
 
@@ -137,11 +168,9 @@ func TestUDSeveralPeers(t *testing.T) {
 }
 
 func TestUDManyInFlight(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	server := r.server
+	client, c, _ := r.connect(t, nil, nil)
 
 	const n, size = 100, 64
 	slot := GRHSize + size
@@ -172,11 +201,9 @@ func TestUDManyInFlight(t *testing.T) {
 }
 
 func TestUDPostChecks(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	ia, pz, server := r.ia, r.pz, r.server
+	client, c, _ := r.connect(t, nil, nil)
 
 	mtu := ia.portAttr.ActiveMTU
 	big, err := ia.AllocLMR(pz, 2*mtu, MemPrivAll)
@@ -205,11 +232,9 @@ func TestUDPostChecks(t *testing.T) {
 }
 
 func TestUDFreeAHAndCM(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	server := r.server
+	client, c, s := r.connect(t, nil, nil)
 
 	// CM state freed: the AH keeps working.
 	require.NoError(t, client.ep.UDCMFree(c.cm))
@@ -243,11 +268,9 @@ func TestUDFreeAHAndCM(t *testing.T) {
 }
 
 func TestUDFlushOnFree(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	server := r.server
+	r.connect(t, nil, nil)
 
 	const n = 10
 	for i := 0; i < n; i++ {
@@ -285,11 +308,9 @@ func TestUDReject(t *testing.T) {
 }
 
 func TestUDZeroAllocs(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	server := r.server
+	client, c, _ := r.connect(t, nil, nil)
 	recv := []LMRTriplet{server.lmr.Triplet(0, GRHSize+32)}
 	send := []LMRTriplet{client.lmr.Triplet(1024, 32)}
 	ah := &c.ah
@@ -319,11 +340,9 @@ func TestUDZeroAllocs(t *testing.T) {
 }
 
 func TestUDDisconnectFlushReset(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, _ := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	server := r.server
+	client, c, _ := r.connect(t, nil, nil)
 
 	for i := 0; i < 4; i++ {
 		require.NoError(t, client.ep.PostRecv([]LMRTriplet{client.lmr.Triplet(i*128, 128)}, uint64(i), CompletionDefault))
@@ -352,7 +371,7 @@ func TestUDDisconnectFlushReset(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, EPStateUnconnected, st)
 	require.NoError(t, client.ep.UDAHFree(&c.ah))
-	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	c, s := r.resolve(t, client, nil, nil)
 	udSendRecv(t, client, server, &c.ah, "after reset", 1)
 	udSendRecv(t, server, client, &s.ah, "back after reset", 2)
 }
@@ -403,11 +422,9 @@ func TestUDConnectErrors(t *testing.T) {
 
 // Closing the IA frees UD EPs with their address handles and connections.
 func TestUDIAClose(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	client, server := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	c, s := udResolve(t, ia, client, server, psp, crEVD, qual, nil, nil)
+	r := newUDRig(t)
+	ia := r.ia
+	client, c, s := r.connect(t, nil, nil)
 	require.NoError(t, ia.Close(CloseAbruptFlag))
 	for _, a := range []*AH{c.ah.AH, s.ah.AH} {
 		require.True(t, a.dead())
@@ -425,17 +442,14 @@ func TestUDIAClose(t *testing.T) {
 // PZ may not. Once the resolving EP is freed no new send may use it, and a
 // send already posted through it still completes.
 func TestUDAddressHandleSharedInPZ(t *testing.T) {
-	ia := openIA(t)
-	pz := mustPZ(t, ia)
-	server := newUDSide(t, ia, pz)
-	a, b := newUDSide(t, ia, pz), newUDSide(t, ia, pz)
-	psp, crEVD, qual := listenPSP(t, ia)
-	ac, _ := udResolve(t, ia, a, server, psp, crEVD, qual, nil, nil)
-	udResolve(t, ia, b, server, psp, crEVD, qual, nil, nil) // b is CONNECTED too
+	r := newUDRig(t)
+	server := r.server
+	a, ac, _ := r.connect(t, nil, nil)
+	b, _, _ := r.connect(t, nil, nil) // b is CONNECTED too
 	udSendRecv(t, b, server, &ac.ah, "b through a's handle", 20)
 
-	other := newUDSide(t, ia, mustPZ(t, ia))
-	udResolve(t, ia, other, server, psp, crEVD, qual, nil, nil)
+	other := newUDSide(t, r.ia, mustPZ(t, r.ia))
+	r.resolve(t, other, nil, nil)
 	requireCode(t, other.ep.PostSendUD([]LMRTriplet{other.lmr.Triplet(0, 8)}, &ac.ah, 21, CompletionDefault), InvalidHandle,
 		"a handle of another PZ")
 
