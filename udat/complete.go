@@ -12,7 +12,7 @@ import "github.com/udapl-go/udapl/cverbs"
 func (e *EVD) deliver(wcs []cverbs.WC) {
 	for len(wcs) > 0 {
 		if free := e.freeRunLocked(); len(free) > 0 {
-			k := e.takeUsual(wcs, free, true)
+			k := e.takeUsual(wcs, free)
 			e.qn += k
 			if wcs = wcs[k:]; k == len(free) {
 				continue // the queue's next free slots, if any
@@ -31,15 +31,17 @@ func (e *EVD) deliver(wcs []cverbs.WC) {
 // of the oldest DTO of their queue (fifoRing.usualHead), sends, RDMA
 // writes, RDMA reads and plain receives. It returns how many it took; the
 // completion after them, if any, is not usual and is left as it is. A run
-// of completions of one queue takes its ring's lock once. queued: evs are
-// free slots of the EVD's queue, where an event needs only its number and
-// DTO data (popLocked makes the rest); otherwise they are the caller's,
-// written whole. Caller holds e.mu.
-func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event, queued bool) int {
+// of completions of one queue takes its ring's lock once. evs are the
+// caller's or free slots of the EVD's queue: written the same way, which
+// costs a slot nothing it would not pay later and keeps the loop's
+// registers for the loop. Caller holds e.mu.
+func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
 	var ep *EP
 	var r *fifoRing // locked: the queue of the last completion taken
+	wcs = wcs[:min(len(wcs), len(evs))]
+	evs = evs[:len(wcs)] // no bounds check in the loop
 	k := 0
-	for ; k < len(wcs) && k < len(evs); k++ {
+	for ; k < len(wcs); k++ {
 		wc := &wcs[k]
 		owner, kind, seq := splitWRID(wc.WRID)
 		if wc.Status != cverbs.WCSuccess || kind != wrKindSend && kind != wrKindRecv {
@@ -69,14 +71,11 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event, queued bool) int {
 			r.received.add(DTOReceive, n)
 		}
 		ev := &evs[k]
-		if !queued {
-			// Filled in field by field: the whole event as one composite
-			// literal would be built aside and copied, at three times the
-			// cost.
-			ev.resetForDTO()
-			ev.EVD = e
-		}
-		ev.Number = EventDTOCompletion
+		// Filled in field by field: the whole event as one composite
+		// literal would be built aside and copied, at three times the
+		// cost.
+		ev.resetForDTO()
+		ev.Number, ev.EVD = EventDTOCompletion, e
 		ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
 		r.popUsual(s)
 	}
