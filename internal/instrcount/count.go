@@ -169,7 +169,7 @@ const (
 	catComplete = "DAT completion path (udat, cverbs Go side)"
 	catCgo      = "cgo crossing (Go runtime)"
 	catShim     = "C shims (cverbs.h, cgo prologues)"
-	catProvider = "provider (librxe, libibverbs)"
+	catProvider = "provider (librxe, libibverbs; on Soft-RoCE cverbs/rxe.go)"
 	catLibc     = "libc"
 	catTool     = "tool loop (udattest, package main)"
 	catRuntime  = "other Go runtime and standard library"
@@ -183,26 +183,43 @@ const modPrefix = "github.com/udapl-go/udapl/"
 // toolDir holds udattest's sources, package main.
 const toolDir = "/cmd/udattest/"
 
-// chargeToolLines gives udattest's own lines back to package main. When a
-// goroutine switch (the scheduler's gogo) jumps into the polling loop,
-// callgrind goes on charging the loop to the function the switch left,
-// runtime.exitsyscall for one: 52 instructions per 64 B RDMA write that
-// were the loop's showed as the cgo crossing. No function of another
+// directFile is cverbs' direct path on Soft-RoCE: the Go code that writes
+// and reads the provider's queues in librxe's place, the provider's part.
+const directFile = "/cverbs/rxe.go"
+
+// chargeLines gives the lines of two kinds of code back to their part
+// when callgrind charged them to another function: udattest's own lines,
+// and the direct path's that other cverbs functions inline.
+//
+// When a goroutine switch (the scheduler's gogo) jumps into the polling
+// loop, callgrind goes on charging the loop to the function the switch
+// left, runtime.exitsyscall for one: 52 instructions per 64 B RDMA write
+// that were the loop's showed as the cgo crossing. No function of another
 // package can inline main's code, so cost at main's lines in one is the
-// loop's: it moves to a function of its own, named after the one it was
-// charged to, which the split counts as the tool loop.
-func chargeToolLines(p *Profile) {
+// loop's. The direct path's small helpers (a slot's address, the queue's
+// indexes) are inlined into the cverbs functions that call them, and are
+// the provider's work all the same. Either moves to a function of its own,
+// named after the one it was charged to, in the file whose part it is.
+func chargeLines(p *Profile) {
+	chargeForeign(p, toolDir, "main.(loop charged to %s)", func(n string) bool { return strings.HasPrefix(n, "main.") })
+	chargeForeign(p, directFile, modPrefix+"cverbs.(direct path charged to %s)", func(string) bool { return false })
+}
+
+// chargeForeign moves the cost at lines of files whose name contains dir
+// out of every function but those own names: to a function named by
+// label (with the name of the one it leaves) in that file.
+func chargeForeign(p *Profile, dir, label string, own func(name string) bool) {
 	for k, f := range p.Funcs {
-		if strings.HasPrefix(k.Name, "main.") {
+		if own(k.Name) || strings.Contains(f.File, dir) {
 			continue
 		}
 		for file, c := range f.Foreign {
-			if !strings.Contains(file, toolDir) {
+			if !strings.Contains(file, dir) {
 				continue
 			}
 			f.Self -= c
 			delete(f.Foreign, file)
-			mk := FuncKey{k.Object, "main.(loop charged to " + baseName(k.Name) + ")"}
+			mk := FuncKey{k.Object, fmt.Sprintf(label, baseName(k.Name))}
 			m := p.Funcs[mk]
 			if m == nil {
 				m = &Func{Key: mk, File: file, Calls: map[FuncKey]*Arc{}}
@@ -275,6 +292,8 @@ func category(f *Func, prog string) string {
 		return catOther
 	case strings.HasPrefix(n, "main."):
 		return catTool
+	case strings.Contains(f.File, directFile):
+		return catProvider
 	case strings.HasSuffix(f.File, "cverbs.h"), strings.Contains(f.File, "cgo-gcc-prolog"):
 		return catShim
 	case cgoRuntime[n], strings.Contains(f.File, "runtime/cgo/"), strings.HasPrefix(n, "_cgo_"),

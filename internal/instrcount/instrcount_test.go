@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A profile in callgrind's own compressed form: names defined once and
@@ -165,13 +168,54 @@ func TestToolLinesChargedToMain(t *testing.T) {
 	if exit == nil || exit.Self != 555 || exit.Foreign["/work/main/cmd/udattest/perf.go"] != 500 {
 		t.Fatalf("runtime.exitsyscall: %+v", exit)
 	}
-	chargeToolLines(p)
+	chargeLines(p)
 	got := split(p)
 	want := map[string]int64{catCgo: 55, catTool: 500, catComplete: 112}
 	for _, c := range categories {
 		if got[c] != want[c] {
 			t.Errorf("%s: %d, want %d", c, got[c], want[c])
 		}
+	}
+}
+
+// cverbs' direct path on Soft-RoCE (cverbs/rxe.go) is the provider's work:
+// its functions, and its lines inlined into other cverbs functions, count
+// as the provider; the rest of cverbs stays in the DAT paths.
+const directProfile = `# callgrind format
+version: 1
+cmd: /tmp/udattest -n 5
+positions: line
+events: Ir
+
+ob=(1) /tmp/udattest
+fl=(1) /work/main/cverbs/post.go
+fn=(1) github.com/udapl-go/udapl/cverbs.SendBatch.SetSGE
+220 40
+fi=(2) /work/main/cverbs/rxe.go
+198 6
+fe=(1)
+227 4
+
+fl=(2)
+fn=(2) github.com/udapl-go/udapl/cverbs.(*rxeSend).putSGE
+256 90
+
+fl=(3) /work/main/cverbs/cq.go
+fn=(3) github.com/udapl-go/udapl/cverbs.(*CQ).PollSerial
+100 10
+fi=(2)
+447 30
+totals: 180
+`
+
+func TestDirectPathChargedToProvider(t *testing.T) {
+	p, err := parseProfile(strings.NewReader(directProfile))
+	require.NoError(t, err)
+	chargeLines(p)
+	got := split(p)
+	want := map[string]int64{catPost: 44, catComplete: 10, catProvider: 126}
+	for _, c := range categories {
+		assert.Equal(t, want[c], got[c], c)
 	}
 }
 

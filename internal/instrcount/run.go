@@ -41,7 +41,7 @@ func loadRun(tool, path, daplVersion string) (*Run, error) {
 			if mon == 0 {
 				return nil, fmt.Errorf("%s: no runtime.sysmon: not a Go program?", path)
 			}
-			chargeToolLines(p)
+			chargeLines(p)
 			return &Run{Count: p.Totals - mon, Profile: p, MonitorTotals: mon}, nil
 		}
 		var threads []*Profile
@@ -56,7 +56,7 @@ func loadRun(tool, path, daplVersion string) (*Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		chargeToolLines(merged)
+		chargeLines(merged)
 		return &Run{Count: c, Profile: merged, MonitorTotals: mon}, nil
 	case "perftest":
 		p, err := ReadProfile(path)
