@@ -82,6 +82,17 @@ func callocSlice[T any](n int) []T {
 	return unsafe.Slice((*T)(p), max(n, 1))[:n]
 }
 
+// copySGL copies the segments src into dst, the usual one without
+// runtime.memmove's call and dispatch by size, which cost more than
+// copying 16 bytes.
+func copySGL(dst, src []SGE) {
+	if len(src) == 1 && len(dst) > 0 {
+		dst[0] = src[0]
+		return
+	}
+	copy(dst, src)
+}
+
 // cfree frees the C memory behind a slice of callocSlice.
 func cfree[T any](s []T) {
 	if cap(s) > 0 {
@@ -295,7 +306,7 @@ func (q *sendQueue) place(i int, op SendOp, sgl []SGE) bool {
 	}
 	if n > 0 {
 		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &sgl[0] {
-			copy(room, sgl)
+			copySGL(room, sgl)
 		}
 	}
 	return true
@@ -426,7 +437,7 @@ func (b RecvBatch) Set(i int, wr *RecvWR) error {
 	}
 	if n > 0 {
 		if room := q.sges[i*q.maxSGE : i*q.maxSGE+n]; &room[0] != &wr.SGL[0] {
-			copy(room, wr.SGL)
+			copySGL(room, wr.SGL)
 		}
 	}
 	w := &q.wrs[i]

@@ -239,7 +239,7 @@ func (s *rxeSend) put(i int, d *C.struct_cverbs_send_desc, sgl []SGE) (rc syscal
 	payload := unsafe.Add(w, C.CVERBS_RXE_SEND_SGE)
 	switch {
 	case !inline:
-		copy(unsafe.Slice((*SGE)(payload), len(sgl)), sgl)
+		copySGL(unsafe.Slice((*SGE)(payload), len(sgl)), sgl)
 	case len(sgl) == 1: // the usual inline request, in one move
 		copyInline(payload, sgl[0].Addr, length)
 	default:
@@ -433,7 +433,7 @@ func (r *rxeRecv) put(id uint64, sgl []SGE) syscall.Errno {
 	for j := range sgl {
 		length += sgl[j].Length
 	}
-	copy(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_RECV_SGE)), len(sgl)), sgl)
+	copySGL(unsafe.Slice((*SGE)(unsafe.Add(w, C.CVERBS_RXE_RECV_SGE)), len(sgl)), sgl)
 	startDMA(unsafe.Add(w, C.CVERBS_RXE_RECV_DMA), length, uint32(len(sgl)))
 	r.advance(prod)
 	return 0
