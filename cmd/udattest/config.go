@@ -75,6 +75,7 @@ type config struct {
 	jsonOnly bool
 	cpuProf  string        // write a CPU profile here
 	yield    time.Duration // -yield: how often the polling loops yield (0: never)
+	causes   string        // -lat-causes: the directory of the latency tail's notes
 	sessions int           // server: exit after this many client sessions (0: never)
 
 	// performance
@@ -142,6 +143,11 @@ Common options:
                      (default 2ms; 0: never, as the instruction count runs it:
                      see docs/performance.md)
   -sessions N        server: exit after serving N client runs (default 0: never)
+  -lat-causes DIR    on both ends of a polling -lat run: note what befell each
+                     message (yields, thread switches, GC); the server leaves
+                     its notes in DIR and the client prints the causes of the
+                     slow samples (lat-causes: lines on stderr). The notes
+                     slow every message: not for the plain numbers
 
 Performance options (-T P):
   -o OP              send (SR), write (RW) or read (RR) (default write)
@@ -199,6 +205,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.sessions, "sessions", 0, "")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "")
 	fs.DurationVar(&c.yield, "yield", defaultYield, "")
+	fs.StringVar(&c.causes, "lat-causes", "", "")
 	fs.StringVar(&opStr, "o", "write", "")
 	fs.StringVar(&sizeStr, "size", "", "")
 	fs.IntVar(&iters, "n", -1, "")

@@ -35,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "udattest: %v\nRun 'udattest --help' for usage.\n", err)
 		return 2
 	}
-	yieldInterval = cfg.yield
+	yieldInterval, latCausesDir = cfg.yield, cfg.causes
 	if cfg.cpuProf != "" {
 		f, err := os.Create(cfg.cpuProf)
 		if err != nil {

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -122,6 +125,10 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 	}
 	if err := c.finish(); err != nil {
 		return res, err
+	}
+	if lc := clientCauses; lc != nil {
+		clientCauses = nil
+		lc.report(os.Stderr, samples, lc.takePeer(cfg.iters))
 	}
 	res.setRate(int64(cfg.iters), cfg.size, elapsed)
 	res.setLatency(summarize(samples))
@@ -286,7 +293,8 @@ func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *
 // would otherwise fill.
 type lazyReaper struct {
 	c       *conn
-	pending int // signalled requests not reaped yet
+	pending int        // signalled requests not reaped yet
+	lc      *latCauses // counts the waits, when on
 }
 
 // flags returns the completion flags of request i (counted from 1) of n.
@@ -310,7 +318,10 @@ func (r *lazyReaper) room() error {
 }
 
 func (r *lazyReaper) wait() error {
-	if _, err := r.c.nextDTO(r.c.reqEVD, "request completion"); err != nil {
+	if r.lc != nil {
+		r.lc.reaps++
+	}
+	if _, err := r.c.pingDTO(r.c.reqEVD, "request completion"); err != nil {
 		return err
 	}
 	r.pending--
@@ -346,6 +357,82 @@ func (r *lazyReaper) finish() error {
 	return nil
 }
 
+// pingDTO is nextDTO for the ping-pong loops: when polling, it polls
+// without ever yielding to the scheduler (and without the yielder's clock
+// reads). A yield there (every 2 ms, about one message in 60) made its
+// sample slow more often than not: runtime.Gosched wakes an idle thread to
+// look for work (goschedImpl's wakep), which takes one of the test VM's two
+// CPUs from a poller (the send ping-pong with -lat-causes, 8 runs
+// of 3,000 messages: 215 of the client's 380 yields ended in a sample above
+// twice the median, 74 in the p99 tail). What the yield is for, not
+// starving the scheduler, onePWhile sees to.
+func (c *conn) pingDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, error) {
+	if c.block {
+		return c.nextDTO(evd, what)
+	}
+	ev := &c.ev
+	var deadline time.Time
+	for i := 1; ; i++ {
+		err := evd.DequeueInto(ev)
+		if err != udat.ErrQueueEmpty { // DequeueInto returns the sentinel itself
+			return c.checkDTO(ev, err, what)
+		}
+		if i&0xfff == 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(c.timeout)
+			} else if now.After(deadline) {
+				return c.checkDTO(ev, c.timedOut(), what)
+			}
+		}
+	}
+}
+
+// onePWhile runs a polling ping-pong with one P (GOMAXPROCS 1) when on,
+// unless GOMAXPROCS is set in the environment; it returns the function
+// that gives the Ps back. Each polling ping-pong of the process gets a P of
+// its own (a client and a server in one process, as the tests run them,
+// would otherwise take turns at every preemption, 10 ms apart), up to
+// the GOMAXPROCS there was before; the last to end restores it. With
+// two Ps, each time the runtime preempts the poller (every 10 ms) it wakes
+// an idle thread to take the other P (wakep), and that thread, spinning
+// for work and going back to sleep, takes a CPU from one of the two
+// pollers of the test VM: a slow sample each time, and with the thread's
+// wake-ups the tail. With one P there is nothing to wake; the other
+// goroutines (the library's watchdog, timers) run when the poller is
+// preempted. A polling loop makes no cgo calls on Soft-RoCE's direct path,
+// so the monitor has no call to take the P from (procs.go); a blocking
+// one does, and keeps its Ps.
+func onePWhile(on bool) func() {
+	if !on || os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	oneP.mu.Lock()
+	if oneP.users++; oneP.users == 1 {
+		oneP.prev = runtime.GOMAXPROCS(1)
+	} else {
+		runtime.GOMAXPROCS(min(oneP.users, oneP.prev))
+	}
+	oneP.mu.Unlock()
+	return func() {
+		oneP.mu.Lock()
+		if oneP.users--; oneP.users == 0 {
+			runtime.GOMAXPROCS(oneP.prev)
+		} else {
+			runtime.GOMAXPROCS(min(oneP.users, oneP.prev))
+		}
+		oneP.mu.Unlock()
+	}
+}
+
+// oneP counts the ping-pongs running with one P (a server may run several
+// at once).
+var oneP struct {
+	mu    sync.Mutex
+	users int
+	prev  int
+}
+
 // pingTimer records ping-pong samples the way perftest does: the time
 // between consecutive sends of the initiator, halved. It ticks as a send
 // has been posted, so reading the clock is not on the critical path (the
@@ -373,7 +460,9 @@ func (t *pingTimer) tick() {
 // after its next message is on its way.
 func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Duration, p *progress) error {
 	iov := c.segments(0, size, segs)
-	r := &lazyReaper{c: c}
+	defer onePWhile(!c.block)()
+	lc := newLatCauses(n, &c.yield)
+	r := &lazyReaper{c: c, lc: lc}
 	t := &pingTimer{samples: samples, p: p}
 	send := func(i int) error {
 		if err := r.room(); err != nil {
@@ -385,7 +474,7 @@ func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Dur
 		return nil
 	}
 	recv := func(i int) (int, error) {
-		d, err := c.nextDTO(c.rcvEVD, "receive")
+		d, err := c.pingDTO(c.rcvEVD, "receive")
 		if err != nil {
 			return 0, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -408,6 +497,7 @@ func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Dur
 		if initiator {
 			t.tick()
 		}
+		lc.note()
 		if slot >= 0 {
 			if err := c.postRecv(slot); err != nil {
 				return err
@@ -426,11 +516,12 @@ func sendPingPong(c *conn, n, size, segs int, initiator bool, samples []time.Dur
 	}
 	if initiator {
 		t.tick()
+		lc.note()
 		if err := c.postRecv(slot); err != nil {
 			return err
 		}
 	}
-	return r.finish()
+	return lc.end(initiator, r.finish())
 }
 
 // writePingPong bounces RDMA writes like perftest's ib_write_lat: each side
@@ -443,7 +534,9 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 	seqOff := (size - 4) &^ 3
 	out := c.data()[seqOff : seqOff+4]
 	in := (*uint32)(unsafe.Pointer(&c.data()[size+seqOff]))
-	r := &lazyReaper{c: c}
+	defer onePWhile(!c.block)()
+	lc := newLatCauses(n, &c.yield)
+	r := &lazyReaper{c: c, lc: lc}
 	t := &pingTimer{samples: samples, p: p}
 	write := func(i int) error {
 		if err := r.room(); err != nil {
@@ -456,6 +549,7 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 		if initiator {
 			t.tick()
 		}
+		lc.note()
 		return r.drain()
 	}
 	wait := func(i int) error {
@@ -492,6 +586,7 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 	}
 	if initiator {
 		t.tick()
+		lc.note()
 	}
-	return r.finish()
+	return lc.end(initiator, r.finish())
 }
