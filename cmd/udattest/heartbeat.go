@@ -174,20 +174,24 @@ func (c *conn) reqCookies(what string) (uint64, error) {
 	if err != nil && err != udat.ErrQueueEmpty {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
+	// Locals rather than c's fields: the loop runs once per operation.
+	evs, beatOut := c.evs[:n], c.beatOut
 	var last uint64
 	found := false
-	for i := range c.evs[:n] {
-		ev := &c.evs[i]
+	for i := range evs {
+		ev := &evs[i]
 		if ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+			c.beatOut = beatOut
 			d, err := c.checkDTO(ev, nil, what)
 			return d.Cookie, err
 		}
-		if c.beatOut && ev.DTO.Cookie == cookieCtrl {
-			c.beatOut = false
+		if beatOut && ev.DTO.Cookie == cookieCtrl {
+			beatOut = false
 			continue
 		}
 		last, found = ev.DTO.Cookie, true
 	}
+	c.beatOut = beatOut
 	if found {
 		return last, nil
 	}

@@ -192,25 +192,16 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 	for i := range reqs {
 		reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Remote: remote}
 	}
-	flags := func(i int) udat.CompletionFlags { // for operation i, counted from 1
-		if i%signal == 0 || i == n {
-			return udat.CompletionDefault
-		}
-		return udat.CompletionSuppress
-	}
+	flags := signaller{every: signal, left: signal, n: n}
 	ep := c.ep
 	posted, completed := 0, 0
-	untilSignal := signal // operations up to the next signalled one
 	start := time.Now()
 	for completed < n {
 		// One at a time: the DAT call, as dapltest makes it (in the loop,
 		// not through post: one call per operation).
 		for limit := min(n, completed+depth); batch == 1 && posted < limit; {
 			posted++
-			f := udat.CompletionSuppress
-			if untilSignal--; untilSignal == 0 || posted == n {
-				f, untilSignal = udat.CompletionDefault, signal
-			}
+			f := flags.next(posted)
 			var err error
 			switch op {
 			case opWrite:
@@ -228,11 +219,11 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 			var err error
 			if k == 1 {
 				posted++
-				err = c.post(op, iov, uint64(posted), remote, flags(posted))
+				err = c.post(op, iov, uint64(posted), remote, flags.next(posted))
 			} else {
 				for i := range k {
 					posted++
-					reqs[i].Cookie, reqs[i].Flags = uint64(posted), flags(posted)
+					reqs[i].Cookie, reqs[i].Flags = uint64(posted), flags.next(posted)
 				}
 				err = c.postRequests(op, reqs[:k])
 			}
@@ -259,6 +250,22 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		}
 	}
 	return time.Since(start), nil
+}
+
+// signaller gives the completion flags of a run's operations, in order:
+// every every-th asks for a completion, and so does the last, the n-th.
+// A countdown, not a division per operation.
+type signaller struct {
+	every, left, n int
+}
+
+// next returns the flags of operation posted, counted from 1.
+func (s *signaller) next(posted int) udat.CompletionFlags {
+	if s.left--; s.left == 0 || posted == s.n {
+		s.left = s.every
+		return udat.CompletionDefault
+	}
+	return udat.CompletionSuppress
 }
 
 // opLatency times single operations, one at a time, from post to
