@@ -3,20 +3,29 @@
 # device is (inside the Soft-RoCE VM): perftest, the C reference (dapltest
 # -T P through the cma provider) and udattest with the same parameters,
 # alternating, BENCH_REPS times. Every run's output goes to OUTDIR/raw and
-# one line per run to OUTDIR/results.tsv:
+# one line per run to OUTDIR/runs.tsv:
 #
-#   row  tool  rep  msg_rate(1/s)  bw(MB/s, 2^20 B)  p50(us)  p99(us)
+#   row  tool  rep  raw/OUTPUT-FILE  status
 #
-# with "NA" where a tool does not report a value and "FAIL" when it failed.
+# where status is "ok" or why the run failed. This script runs the tools; it
+# reads no numbers: internal/benchreport (on the host) reads them from the
+# outputs runs.tsv names (a perftest server's output is beside its
+# client's, with .server added), and the active MTU from
+# OUTDIR/ibv_devinfo.txt.
 #
 # Every run of every tool is bounded: a client gets BENCH_TIMEOUT seconds, a
 # perftest server as long plus the time it waits for its client, then
 # SIGTERM and, BENCH_KILL_AFTER seconds later, SIGKILL to the whole process
 # group (timeout -k). A run counts as failed, and its numbers are not used,
 # when the client or the server times out or exits with an error, when its
-# server is still there after the client ended, or when it prints no result;
-# a leftover server is killed and the bench goes on. Each failed run also
-# gets a line in OUTDIR/failures.tsv:
+# server is still there after the client ended, or when its output lacks
+# the tool's result marker (perftest's #bytes header, dapltest's raw: line,
+# udattest's PASSED line), or, as internal/benchreport finds, when the
+# result it marks does not parse; a leftover server is killed and the bench
+# goes on. Each run this script saw fail also gets a line in
+# OUTDIR/failures.tsv, for people and bench.sh's count (the report reads
+# runs.tsv, and adds to a udattest run's reason the error of its FAILED
+# line):
 #
 #   row  tool  rep  reason  raw-output-file
 #
@@ -63,7 +72,7 @@ port=21000
 server_timeout=$((reps * 30 * (run_timeout + 2 * kill_after) + 600))
 
 mkdir -p "$out/raw"
-: >"$out/results.tsv"
+: >"$out/runs.tsv"
 : >"$out/failures.tsv"
 
 # The C reference reads its provider from a dat.conf: the cma provider on the
@@ -79,7 +88,6 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "cpus=$(nproc)"
 	echo "device=$dev"
 	echo "netdev=$netdev"
-	echo "mtu=$(ibv_devinfo -d "$dev" 2>/dev/null | awk '/active_mtu/ {print $2; exit}')"
 	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
 	echo "dapl=$(dpkg-query -W -f '${Version}' dapl2-utils 2>/dev/null)"
 	echo "reps=$reps n64=$n64 n4k=$n4k nlat=$nlat depth=$depth"
@@ -87,13 +95,15 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "perftest_cm=${cm:-tcp}"
 	echo "timeout=$run_timeout kill_after=$kill_after"
 } >"$out/env.txt"
+ibv_devinfo -d "$dev" >"$out/ibv_devinfo.txt" 2>/dev/null
 
-# record ROW TOOL REP MSG BW P50 P99
-record() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out/results.tsv"; }
+# ran ROW TOOL REP RAW STATUS: a run, in runs.tsv; RAW is the path of its
+# output, STATUS ok or why it failed.
+ran() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4#"$out"/}" "${5//$'\t'/ }" >>"$out/runs.tsv"; }
 
 # failed ROW TOOL REP REASON RAW: a failed run, in both files.
 failed() {
-	record "$1" "$2" "$3" FAIL FAIL FAIL FAIL
+	ran "$1" "$2" "$3" "$5" "$4"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4//$'\t'/ }" "$5" >>"$out/failures.tsv"
 	echo "bench: $1 $2 repetition $3 FAILED: $4 (output: $5)" >&2
 }
@@ -164,12 +174,12 @@ wait_for() {
 	return 1
 }
 
-# perftest ROW REP KIND TOOL ARGS...: one perftest run (server and client),
-# tried twice if the first try fails. KIND is bw or lat.
+# perftest ROW REP TOOL ARGS...: one perftest run (server and client),
+# tried twice if the first try fails.
 perftest() {
-	local row=$1 rep=$2 kind=$3 tool=$4
-	shift 4
-	local raw=$out/raw/$row.perftest.$rep try srv st reason ok=0
+	local row=$1 rep=$2 tool=$3
+	shift 3
+	local raw=$out/raw/$row.perftest.$rep try srv st reason
 	for try in 1 2; do
 		port=$((port + 1))
 		# The server waits for its client (up to 15 s), then runs as long.
@@ -193,7 +203,7 @@ perftest() {
 			fi
 		fi
 		if [ -z "$reason" ]; then
-			ok=1
+			ran "$row" perftest "$rep" "$raw" ok
 			break
 		fi
 		if [ "$try" = 1 ]; then
@@ -204,23 +214,6 @@ perftest() {
 			failed "$row" perftest "$rep" "try 2: $reason" "$raw"
 		fi
 	done
-	[ "$ok" = 1 ] || return
-	# The numbers are on the line after the header that starts with #bytes.
-	local line
-	line=$(awk '/^ *#bytes/ { getline; print; exit }' "$raw")
-	if [ -z "$line" ]; then
-		failed "$row" perftest "$rep" "no result line after #bytes" "$raw"
-		return
-	fi
-	if [ "$kind" = bw ]; then
-		# #bytes #iterations BW-peak BW-average MsgRate[Mpps]
-		awk -v r="$row" -v p="$rep" '{ printf "%s\tperftest\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $5 * 1e6, $4 }' \
-			<<<"$line" >>"$out/results.tsv"
-	else
-		# #bytes #iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
-		awk -v r="$row" -v p="$rep" '{ printf "%s\tperftest\t%s\tNA\tNA\t%.2f\t%.2f\n", r, p, $5, $8 }' \
-			<<<"$line" >>"$out/results.tsv"
-	fi
 }
 
 # dapl ROW REP OP SIZE N [WAIT [DEPTH]]: one dapltest -T P run against the
@@ -234,10 +227,8 @@ dapl() {
 	}
 	bounded "$run_timeout" dapltest -T P -D "$provider" -s "$addr" -m "$wait" -i "$n" -p "$qd" "$op" "$size" 1 >"$raw" 2>&1
 	st=$?
-	# raw: OP, iterations, seg size, segs, pipeline, cpu, ops/sec, MB/sec, latency, post, reap
-	local line
-	line=$(grep '^raw:' "$raw" | tail -n1)
-	if [ "$st" != 0 ] || [ -z "$line" ]; then
+	# Its result is a line that starts with raw:.
+	if [ "$st" != 0 ] || ! grep -q '^raw:' "$raw"; then
 		if [ "$st" != 0 ]; then
 			failed "$row" dapl "$rep" "client: $(why "$st" "$run_timeout"); server restarted" "$raw"
 		else
@@ -247,12 +238,7 @@ dapl() {
 		restart_dapl_server
 		return
 	fi
-	awk -F', *' -v r="$row" -v p="$rep" '
-		r ~ /_rtt_/ { printf "%s\tdapl\t%s\tNA\tNA\t%.2f\tNA\n", r, p, 1e6 / $7; next }
-		# MB/s from ops/s and the segment size: the MB/sec dapltest prints is
-		# neither 2^20 nor 10^6 bytes per MB.
-		{ printf "%s\tdapl\t%s\t%.2f\t%.3f\tNA\tNA\n", r, p, $7, $7 * $3 / 1048576 }' \
-		<<<"${line#raw: }" >>"$out/results.tsv"
+	ran "$row" dapl "$rep" "$raw" ok
 }
 
 # ours ROW REP ARGS...: one udattest run against a server started for it.
@@ -264,29 +250,13 @@ ours() {
 	bounded "$run_timeout" "$udattest" -D "$dev" -h "$addr" -p "$udport" -T P -progress off -json "$@" >"$raw" 2>&1
 	st=$?
 	stop "$ud_server"
-	local line
-	line=$(grep '"result":"PASSED"' "$raw" | tail -n1)
-	if [ "$st" != 0 ] || [ -z "$line" ]; then
-		local err
-		err=$(grep -o '"error":"[^"]*"' "$raw" | tail -n1 | cut -d'"' -f4)
-		failed "$row" udapl "$rep" "client: $(why "$st" "$run_timeout")${err:+: $err}" "$raw"
+	# Its result is a JSON line with "result":"PASSED" (internal/benchreport
+	# adds the error of a FAILED line to the reason).
+	if [ "$st" != 0 ] || ! grep -q '"result":"PASSED"' "$raw"; then
+		failed "$row" udapl "$rep" "client: $(why "$st" "$run_timeout")" "$raw"
 		return
 	fi
-	local f v vals=()
-	for f in msg_rate mb_per_s lat_p50_us lat_p99_us; do
-		v=$(grep -o "\"$f\":[0-9.e+-]*" <<<"$line" | cut -d: -f2)
-		vals+=("${v:-NA}")
-	done
-	if [[ " $* " == *" -lat "* ]]; then
-		vals[0]=NA vals[1]=NA
-	elif [[ "$row" == *_rtt_* ]]; then
-		# A round trip at a time (-q 1): its mean time in the p50 column.
-		vals[2]=$(awk -v m="${vals[0]}" 'BEGIN { printf "%.2f", 1e6 / m }') vals[3]=NA
-		vals[0]=NA vals[1]=NA
-	else
-		vals[2]=NA vals[3]=NA
-	fi
-	record "$row" udapl "$rep" "${vals[@]}"
+	ran "$row" udapl "$rep" "$raw" ok
 }
 
 # One row of the table: the same operation, size, iterations, queue depth
@@ -313,17 +283,17 @@ run_row() {
 		write_rtt_*_block.udapl) ours "$row" "$rep" -o write -size "$size" -n "$nrtt" -q 1 -signal 1 -wait block -lat-n 0 ;;
 		# Ping-pong of sends, each side blocking for its receive (perftest -e:
 		# completion events).
-		send_lat_*_block.perftest) perftest "$row" "$rep" lat ib_send_lat -e -s "$size" -n "$nlat" ;;
+		send_lat_*_block.perftest) perftest "$row" "$rep" ib_send_lat -e -s "$size" -n "$nlat" ;;
 		send_lat_*_block.udapl) ours "$row" "$rep" -o send -lat -size "$size" -n "$nlat" -wait block ;;
 		send_lat_*_block.dapl) ;;
-		write_bw_*_list16.perftest) perftest "$row" "$rep" bw ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 -l 16 ;;
+		write_bw_*_list16.perftest) perftest "$row" "$rep" ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 -l 16 ;;
 		write_bw_*_list16.udapl) ours "$row" "$rep" -o write -size "$size" -n "$n" -q "$depth" -signal 1 -batch 16 -wait poll -lat-n 0 ;;
 		write_bw_*_list16.dapl) ;;
-		write_bw_*.perftest) perftest "$row" "$rep" bw ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
-		read_bw_*.perftest) perftest "$row" "$rep" bw ib_read_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
-		send_bw_*.perftest) perftest "$row" "$rep" bw ib_send_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
-		write_lat_*.perftest) perftest "$row" "$rep" lat ib_write_lat -s "$size" -n "$nlat" ;;
-		send_lat_*.perftest) perftest "$row" "$rep" lat ib_send_lat -s "$size" -n "$nlat" ;;
+		write_bw_*.perftest) perftest "$row" "$rep" ib_write_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
+		read_bw_*.perftest) perftest "$row" "$rep" ib_read_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
+		send_bw_*.perftest) perftest "$row" "$rep" ib_send_bw -s "$size" -n "$n" -t "$depth" -Q 1 ;;
+		write_lat_*.perftest) perftest "$row" "$rep" ib_write_lat -s "$size" -n "$nlat" ;;
+		send_lat_*.perftest) perftest "$row" "$rep" ib_send_lat -s "$size" -n "$nlat" ;;
 		write_bw_*.dapl) dapl "$row" "$rep" RW "$size" "$n" ;;
 		read_bw_*.dapl) dapl "$row" "$rep" RR "$size" "$n" ;;
 		write_bw_*.udapl) ours "$row" "$rep" -o write -size "$size" -n "$n" -q "$depth" -signal 1 -wait poll -lat-n 0 ;;

@@ -246,3 +246,83 @@ func TestReportFailures(t *testing.T) {
 	assert.Contains(t, s, "3 failed runs are counted in the Spread table without a recorded reason.")
 	assert.Contains(t, s, "### 2-vCPU VM (host time, noisy)\n\n(not run)\n")
 }
+
+func TestParseRuns(t *testing.T) {
+	rs, err := ParseRuns("r\tdapl\t1\traw/r.dapl.1\tok\n\nr\tudapl\t2\traw/r.udapl.2\tclient: exit status 1\n")
+	require.NoError(t, err)
+	assert.Equal(t, []Run{{"r", "dapl", "1", "raw/r.dapl.1", RunOK}, {"r", "udapl", "2", "raw/r.udapl.2", "client: exit status 1"}}, rs)
+	_, err = ParseRuns("r\tdapl\t1\traw/r.dapl.1\n")
+	assert.ErrorContains(t, err, "line 1: 4 fields, want 5")
+}
+
+func TestKind(t *testing.T) {
+	assert.Equal(t, "lat", Kind("send_lat_4k_block"))
+	assert.Equal(t, "rtt", Kind("write_rtt_4k_block"))
+	assert.Equal(t, "bw", Kind("write_bw_64_block"))
+	assert.Equal(t, "bw", Kind("write_bw_64_list16"))
+}
+
+// Results the tools' outputs do not give, and what udattest's JSON does
+// not say: NA, as bench-vm.sh's awk had it.
+func TestParseRunEdges(t *testing.T) {
+	run := func(row, tool, out string) (Result, string) {
+		return ParseRun(Run{Row: row, Tool: tool, Rep: "1", Raw: "raw/x", Status: RunOK}, out)
+	}
+	r, why := run("write_bw_64", "udapl", `{"msg_rate":12.5,"result":"PASSED"}`)
+	assert.Empty(t, why)
+	assert.Equal(t, [4]string{"12.5", NA, NA, NA}, r.Values)
+	r, why = run("write_rtt_4k_block", "udapl", `{"msg_rate":null,"result":"PASSED"}`)
+	assert.Empty(t, why)
+	assert.Equal(t, [4]string{NA, NA, NA, NA}, r.Values, "no rate, no round trip")
+	r, why = run("write_rtt_4k_block", "dapl", "raw: RW, 2000, 4096, 1, 1, 100.0, 2500, 9.77\n")
+	assert.Empty(t, why)
+	assert.Equal(t, [4]string{NA, NA, "400.00", NA}, r.Values)
+
+	_, why = run("write_bw_64", "udapl", `{"result":"FAILED","error":"x"}`)
+	assert.Equal(t, "no PASSED result line", why)
+	_, why = run("write_bw_64", "perftest", " #bytes #iterations\n 64 2000 0.00\n")
+	assert.Equal(t, "no result line after #bytes: 3 fields", why, "where the awk printed zeros")
+	_, why = run("write_bw_64", "perftest", "Couldn't connect\n")
+	assert.Equal(t, "no result in the output", why)
+	_, why = run("write_bw_64", "dapl", "raw: RW, 2000, 64, 1, 64, 100.0, x\n")
+	assert.Equal(t, `raw: result line: field 7 is not a number: "x"`, why)
+	r, why = run("write_bw_64", "nccl", "")
+	assert.Equal(t, `unknown tool "nccl"`, why)
+	assert.True(t, r.Failed())
+
+	r, why = ParseRun(Run{Row: "r", Tool: "udapl", Rep: "1", Status: "client: exit status 1"},
+		`{"tool":"udattest","result":"FAILED","error":"connect: \"rxe0\" refused"}`)
+	assert.Equal(t, `client: exit status 1: connect: \`, why, "up to the first quote, as grep -o | cut had it")
+	assert.True(t, r.Failed())
+}
+
+func TestDevinfoMTU(t *testing.T) {
+	assert.Equal(t, "4096", DevinfoMTU("\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t1024 (3)\n"))
+	assert.Equal(t, "", DevinfoMTU("Failed to get IB devices list\n"))
+}
+
+// TestReadRuns reads recorded outputs of every tool and kind of row (in
+// testdata/runs; see its README) and compares their results and failures
+// with what bench-vm.sh wrote for them when it read the numbers itself
+// (old-results.tsv, old-failures.tsv).
+func TestReadRuns(t *testing.T) {
+	dir := filepath.Join("testdata", "runs")
+	in, err := Read(dir)
+	require.NoError(t, err)
+	var want []Result
+	var fails []Failure
+	for _, mode := range Modes {
+		b, err := os.ReadFile(filepath.Join(dir, mode, "old-results.tsv"))
+		require.NoError(t, err)
+		rs, err := ParseResults(string(b))
+		require.NoError(t, err)
+		want = append(want, rs...)
+		b, err = os.ReadFile(filepath.Join(dir, mode, "old-failures.tsv"))
+		require.NoError(t, err)
+		fails = append(fails, ParseFailures(string(b))...)
+	}
+	assert.Equal(t, want, in.Results)
+	assert.Equal(t, fails, in.Failures)
+	assert.Equal(t, "1024", in.env("mtu", "det"), "from ibv_devinfo.txt")
+	assert.Equal(t, "1024", in.env("mtu", "smp"), "env.txt's own")
+}

@@ -4,12 +4,19 @@
 // differences go, the spread, the failed runs and the Go benchmarks.
 //
 // scripts/bench-vm.sh leaves, in DIR/det (the deterministic VM) and DIR/smp
-// (the 2-vCPU VM), results.tsv (a line per run: row, tool, repetition,
-// msg rate, MB/s, p50 and p99 in us, each a number, NA or FAIL),
-// failures.tsv (a line per failed run: row, tool, repetition, reason, raw
-// output file), env.txt (KEY=VALUE lines) and gobench.txt (go test -bench
-// output); scripts/bench.sh adds DIR/host.txt (commit=...). Row names differ
-// between the modes, so the results of both are taken together.
+// (the 2-vCPU VM), runs.tsv (a line per run: row, tool, repetition, the
+// client's output file under raw/ and "ok" or why the run failed; see Run),
+// the tools' outputs in raw/, env.txt (KEY=VALUE lines), ibv_devinfo.txt
+// and gobench.txt (go test -bench output); scripts/bench.sh adds
+// DIR/host.txt (commit=...). This package reads the numbers out of the
+// tools' outputs (ParseRun). Row names differ between the modes, so the
+// results of both are taken together.
+//
+// Older runs of bench-vm.sh left, instead of runs.tsv, results.tsv (a line
+// per run: row, tool, repetition, msg rate, MB/s, p50 and p99 in us, each
+// a number, NA or FAIL) and failures.tsv (a line per failed run: row, tool,
+// repetition, reason, raw output file); Read reads those where there is no
+// runs.tsv.
 // docs/performance.md says what the tables measure and why.
 package benchreport
 
@@ -64,7 +71,7 @@ type Inputs struct {
 	Env      map[string]Env    // by mode: det, smp
 	GoBench  map[string]string // by mode, gobench.txt; absent or empty: not run
 	Commit   string            // host.txt's commit=, "" when unknown
-	Measured time.Time         // when the newer results.tsv was written
+	Measured time.Time         // when the newer runs.tsv (or results.tsv) was written
 }
 
 // Modes are the VMs of a bench run, in the order their results are read.
@@ -76,24 +83,31 @@ func Read(dir string) (*Inputs, error) {
 	in := &Inputs{Dir: dir, Env: map[string]Env{}, GoBench: map[string]string{}}
 	for _, mode := range Modes {
 		md := filepath.Join(dir, mode)
-		path := filepath.Join(md, "results.tsv")
-		if b, err := os.ReadFile(path); err == nil {
-			rs, err := ParseResults(string(b))
+		path := filepath.Join(md, "runs.tsv")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			path = filepath.Join(md, "results.tsv")
+			b, err = os.ReadFile(path)
+		}
+		if err == nil {
+			rs, fails, err := readResults(dir, mode, path, string(b))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			in.Results = append(in.Results, rs...)
+			in.Results, in.Failures = append(in.Results, rs...), append(in.Failures, fails...)
 			if st, err := os.Stat(path); err == nil && st.ModTime().After(in.Measured) {
 				in.Measured = st.ModTime()
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		if b, err := os.ReadFile(filepath.Join(md, "failures.tsv")); err == nil {
-			in.Failures = append(in.Failures, ParseFailures(string(b))...)
-		}
 		if b, err := os.ReadFile(filepath.Join(md, "env.txt")); err == nil {
 			in.Env[mode] = ParseEnv(string(b))
+			if d, err := os.ReadFile(filepath.Join(md, "ibv_devinfo.txt")); err == nil {
+				if _, ok := in.Env[mode]["mtu"]; !ok {
+					in.Env[mode]["mtu"] = DevinfoMTU(string(d))
+				}
+			}
 		}
 		if b, err := os.ReadFile(filepath.Join(md, "gobench.txt")); err == nil {
 			in.GoBench[mode] = string(b)
@@ -106,6 +120,40 @@ func Read(dir string) (*Inputs, error) {
 		in.Commit = ParseEnv(string(b))["commit"]
 	}
 	return in, nil
+}
+
+// readResults reads the results and failures of mode's VM from path, its
+// runs.tsv (and the outputs it names) or, from older runs, its results.tsv
+// (and failures.tsv), of which b is the text.
+func readResults(dir, mode, path, b string) ([]Result, []Failure, error) {
+	md := filepath.Join(dir, mode)
+	if filepath.Base(path) == "results.tsv" {
+		rs, err := ParseResults(b)
+		var fails []Failure
+		if f, err := os.ReadFile(filepath.Join(md, "failures.tsv")); err == nil {
+			fails = ParseFailures(string(f))
+		}
+		return rs, fails, err
+	}
+	runs, err := ParseRuns(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rs []Result
+	var fails []Failure
+	for _, run := range runs {
+		out, err := os.ReadFile(filepath.Join(md, run.Raw))
+		if err != nil && run.Status == RunOK {
+			run.Status = "no output: " + err.Error()
+		}
+		r, reason := ParseRun(run, string(out))
+		rs = append(rs, r)
+		if reason != "" {
+			// The output's path as bench-vm.sh, given DIR/MODE, names it.
+			fails = append(fails, Failure{Row: run.Row, Tool: run.Tool, Rep: run.Rep, Reason: reason, Raw: dir + "/" + mode + "/" + run.Raw})
+		}
+	}
+	return rs, fails, nil
 }
 
 // ParseResults parses results.tsv: tab-separated row, tool, repetition
