@@ -47,7 +47,7 @@ func TestSendBatchInPlace(t *testing.T) {
 	wcs := mustPoll(t, a.scq, 1)
 	require.Equal(t, WCSuccess, wcs[0].Status)
 	require.Equal(t, uint64(n-1), wcs[0].WRID)
-	require.NoError(t, sameBytes("written", b.buf.b[:n*size], a.buf.b[:n*size]))
+	requireWritten(t, b.buf.b[:n*size], a.buf.b[:n*size])
 }
 
 // TestSendBatchSetSGE posts RDMA writes and an RDMA read of one segment
@@ -168,7 +168,7 @@ func TestPostSendOne(t *testing.T) {
 	require.NoError(t, a.qp.PostSendOne(7, OpRDMAWrite, SendSignaled, a.buf.sge(0, 64), b.buf.addr(128), b.buf.mr.RKey))
 	wcs := mustPollOK(t, a.scq, 1, WCRDMAWrite)
 	require.Equal(t, uint64(7), wcs[0].WRID)
-	require.NoError(t, sameBytes("written", b.buf.b[128:192], a.buf.b[:64]))
+	requireWritten(t, b.buf.b[128:192], a.buf.b[:64])
 	for _, op := range []SendOp{OpSendImm, OpRDMAWriteImm, OpAtomicCmpSwap, OpAtomicFetchAdd, SendOp(200)} {
 		require.ErrorIs(t, a.qp.PostSendOne(8, op, SendSignaled, a.buf.sge(0, 8), 0, 0), syscall.EINVAL, "op %d", op)
 	}

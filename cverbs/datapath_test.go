@@ -141,7 +141,7 @@ func runDataPath(t *testing.T, r *rig, a, b *end) {
 		require.NoError(t, err)
 		wcs := mustPollOK(t, a.scq, 1, WCRDMAWrite)
 		require.Equal(t, uint64(4), wcs[0].WRID)
-		require.NoError(t, sameBytes("written", b.buf.b[1024:1024+8192], a.buf.b[:8192]))
+		requireWritten(t, b.buf.b[1024:1024+8192], a.buf.b[:8192])
 		require.NoError(t, sameBytes("before", b.buf.b[:1024], make([]byte, 1024)))
 	})
 
@@ -254,7 +254,7 @@ func runDataPath(t *testing.T, r *rig, a, b *end) {
 		wcs := mustPollOK(t, a.scq, 1, WCRDMAWrite)
 		require.Equal(t, uint64(215), wcs[0].WRID)
 		requireQuiet(t, a.scq, 200*time.Millisecond)
-		require.NoError(t, sameBytes("written", b.buf.b[:16*256], a.buf.b[:16*256]))
+		requireWritten(t, b.buf.b[:16*256], a.buf.b[:16*256])
 	})
 
 	t.Run("Concurrent", func(t *testing.T) {
@@ -293,7 +293,7 @@ func runDataPath(t *testing.T, r *rig, a, b *end) {
 			seen[w.WRID] = true
 		}
 		require.Len(t, seen, workers*perWorker)
-		require.NoError(t, sameBytes("written", b.buf.b[:workers*perWorker*64], a.buf.b[:workers*perWorker*64]))
+		requireWritten(t, b.buf.b[:workers*perWorker*64], a.buf.b[:workers*perWorker*64])
 	})
 }
 

@@ -406,6 +406,21 @@ func fill(b []byte, seed byte) {
 	}
 }
 
+// requireWritten checks that RDMA writes whose completions came back put
+// want at got. A write's completion says only that its data has left: on
+// iWARP (soft-iWARP hands it to TCP) the peer places it a moment later,
+// so the bytes get a bounded while to arrive.
+func requireWritten(t *testing.T, got, want []byte) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		err := sameBytes("written", got, want)
+		if err == nil || time.Now().After(deadline) {
+			require.NoError(t, err)
+			return
+		}
+	}
+}
+
 func sameBytes(what string, got, want []byte) error {
 	if bytes.Equal(got, want) {
 		return nil
