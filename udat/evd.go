@@ -476,7 +476,7 @@ func (e *EVD) pollEvents(evs []Event) int {
 	if err != nil || got <= 0 {
 		return 0
 	}
-	k := e.takeUsual(e.wc[:got], evs)
+	k := e.takeUsual(wc[:got], evs)
 	if k < got {
 		e.deliver(wc[k:got])
 	}

@@ -13,20 +13,19 @@ import (
 )
 
 // The causes of the latency tail. With -lat-causes DIR on both ends, each
-// side of a ping-pong (-lat -o send or
-// write, polling) notes, once per message and off the critical path (after
-// its post, while the message is on its way), what happened to it since
-// its previous message: it yielded to the Go scheduler, another thread of
-// the process ran (the runtime woke one: a spinning M after a yield or a
-// preemption, the monitor, a timer), its thread was switched out, the
-// goroutine moved to another thread, a GC cycle ran, it waited for a send
-// completion. The
-// server leaves its notes in DIR/lat-peer.flags as it ends the ping-pong;
-// the client takes them after the run and prints, for the samples above
-// twice the median and for the p99 tail (the samples at or above p99),
-// how many had each cause, on either side. The notes cost three system calls
-// and a runtime/metrics read per message, which is why they are off by
-// default: the latency numbers of a run with them are not the plain ones.
+// side of a polling ping-pong (-lat -o send or write) notes, once per
+// message and off the critical path (after its post, while the message is
+// on its way), what happened to it since its previous message: it yielded
+// to the Go scheduler, another thread of the process ran (the runtime woke
+// one: a spinning M after a yield or a preemption, the monitor, a timer),
+// its thread was switched out, the goroutine moved to another thread, a GC
+// cycle ran, it waited for a send completion. The server leaves its notes
+// in DIR/lat-peer.flags as it ends the ping-pong; the client takes them
+// after the run and prints, for the samples above twice the median and for
+// the p99 tail (the samples at or above p99), how many had each cause, on
+// either side. The notes cost three system calls and a runtime/metrics
+// read per message, which is why they are off by default: the latency
+// numbers of a run with them are not the plain ones.
 
 // latCausesDir is where the server leaves its notes: -lat-causes, set
 // once before anything runs; "": the notes are off.
@@ -200,10 +199,21 @@ type causeTable struct {
 	peerOnly  [numCauses]int // the same, on the peer
 }
 
+// sampleFlags returns the causes noted for sample j, message j+1's round
+// trip: the client's note at the post of message j+2 (own[j+1]) and the
+// server's at its echo of message j+1 (peer[j]); 0 where there is none.
+func sampleFlags(j int, own, peer []uint8) (o, p uint8) {
+	if j+1 < len(own) {
+		o = own[j+1]
+	}
+	if j < len(peer) {
+		p = peer[j]
+	}
+	return o, p
+}
+
 // classify counts, for the samples that pick selects, the causes noted on
-// each side. Sample j is message j+1's round trip: the client's note at
-// the post of message j+2 (own[j+1]) and the server's at its echo of
-// message j+1 (peer[j]).
+// each side (sampleFlags).
 func classify(samples []time.Duration, own, peer []uint8, pick func(time.Duration) bool) causeTable {
 	var t causeTable
 	for j, s := range samples {
@@ -211,13 +221,7 @@ func classify(samples []time.Duration, own, peer []uint8, pick func(time.Duratio
 			continue
 		}
 		t.n++
-		var o, p uint8
-		if j+1 < len(own) {
-			o = own[j+1]
-		}
-		if peer != nil && j < len(peer) {
-			p = peer[j]
-		}
+		o, p := sampleFlags(j, own, peer)
 		if o == 0 && p == 0 {
 			t.none++
 		}
@@ -278,13 +282,7 @@ func (lc *latCauses) report(w io.Writer, samples []time.Duration, peer []uint8) 
 	var b strings.Builder
 	for j, s := range samples {
 		if s >= p99 {
-			var o, p uint8
-			if j+1 < len(lc.flags) {
-				o = lc.flags[j+1]
-			}
-			if peer != nil && j < len(peer) {
-				p = peer[j]
-			}
+			o, p := sampleFlags(j, lc.flags, peer)
 			fmt.Fprintf(&b, " %d:%.0fus/c%02x/s%02x", j, us(s), o, p)
 		}
 	}
