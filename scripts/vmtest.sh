@@ -48,10 +48,24 @@ trap 'rm -rf "$run"' EXIT
 vm_rundir "$run" "$@"
 mapfile -t qemu_args < <(vm_qemu_args "$run" "$cpus" "$mem")
 
-start=$(date +%s.%N)
-status=0
-timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
-	-nic none -monitor none </dev/null | vm_show || status=$?
+# console_tail shows the end of the VM's console, without terminal escapes.
+console_tail() {
+	tail -n 20 "$run/console" | sed 's/\r$//; s/\x1b\([[0-9;?]*[A-Za-z]\|c\)//g; s/^/  | /; $a\' >&2
+}
+
+# A VM that stops before the guest has its device up (no ready file, no
+# exit status) never ran the command: it booted badly, which happens rarely
+# under heavy host load. It is booted once more; its console is kept to say
+# what happened.
+for attempt in 1 2; do
+	start=$(date +%s.%N)
+	status=0
+	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
+		-nic none -monitor none </dev/null | tee "$run/console" | vm_show || status=$?
+	[ -f "$run/rc" ] || [ -f "$run/ready" ] || [ "$status" = 124 ] || [ "$attempt" = 2 ] && break
+	echo "vmtest.sh: the VM stopped before the command started (qemu status $status); booting it again. Its console ended with:" >&2
+	console_tail
+done
 
 if [ -f "$run/rc" ]; then
 	# (The deterministic VM's clock counts instructions: no host time to compare.)
@@ -61,4 +75,6 @@ if [ -f "$run/rc" ]; then
 	exit "$(cat "$run/rc")"
 fi
 [ "$status" = 124 ] && die "the VM did not finish within ${timeout_s}s"
+echo "vmtest.sh: the VM's console ended with:" >&2
+console_tail
 die "the VM stopped without reporting the command's exit status (qemu status $status); rerun with UDAPL_VM_VERBOSE=1"

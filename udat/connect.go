@@ -165,7 +165,6 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	if ep.isUD() {
 		return ep.udConnect(op, dst, connQual, timeout, privateData)
 	}
-	ia := ep.ia
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.freeing {
@@ -174,20 +173,37 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	if s := ep.getState(); s != EPStateUnconnected {
 		return newError(op, InvalidState|stateSubtype(s))
 	}
+	ep.remote = dst
+	ep.remoteQual = connQual
+	ep.connPD = bytes.Clone(privateData)
+	ep.terminated = false
+	ep.setState(EPStateActiveConnectionPending)
+	ep.dialDeadline = time.Time{}
+	if timeout != TimeoutInfinite {
+		ep.dialDeadline = time.Now().Add(time.Duration(timeout) * time.Microsecond)
+	}
+	ep.redials = 0
+	if err := ep.dialLocked(op); err != nil {
+		ep.setState(EPStateUnconnected)
+		return err
+	}
+	return nil
+}
+
+// dialLocked starts the active connection attempt to ep.remote on a new
+// rdma_cm id: address resolution, whose event leads on to the route and
+// rdma_connect (cmEvent), and the Consumer's timeout. Caller holds ep.mu.
+func (ep *EP) dialLocked(op string) error {
+	ia := ep.ia
 	id, err := ia.ech.CreateID()
 	if err != nil {
 		return verbsErr(op, err, InsufficientResources)
 	}
 	ia.registerCM(id, ep)
 	ep.cmid = id
-	ep.remote = dst
-	ep.remoteQual = connQual
-	ep.connPD = bytes.Clone(privateData)
-	ep.terminated = false
-	ep.setState(EPStateActiveConnectionPending)
 	rt := cmResolveTimeout
-	if timeout != TimeoutInfinite {
-		d := time.Duration(timeout) * time.Microsecond
+	if !ep.dialDeadline.IsZero() {
+		d := time.Until(ep.dialDeadline)
 		rt = min(rt, max(d, time.Millisecond))
 		ep.timer = time.AfterFunc(d, func() { ep.timedOut(id, EPStateActiveConnectionPending, EventConnectionTimedOut) })
 	}
@@ -195,18 +211,41 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	if ia.addr.IsValid() {
 		src = netip.AddrPortFrom(ia.addr, 0)
 	}
-	if err := id.ResolveAddr(src, dst, rt); err != nil {
+	if err := id.ResolveAddr(src, ep.remote, rt); err != nil {
 		ep.cmid = nil
 		if ep.timer != nil {
 			ep.timer.Stop()
 			ep.timer = nil
 		}
-		ep.setState(EPStateUnconnected)
 		ia.unregisterCM(id)
 		id.Close()
 		return verbsErr(op, err, InvalidAddress|InvalidAddressUnreachable)
 	}
 	return nil
+}
+
+// maxRedials bounds how often one connection attempt starts again for
+// want of a local port.
+const maxRedials = 4
+
+// redialLocked starts the connection attempt again on a new rdma_cm id,
+// so with another local port, when rdma_connect failed for want of the
+// one it had, and reports whether it did. On iWARP rdma_connect makes a
+// TCP connection from the port rdma_cm picked, and rdma_cm picks it without
+// regard to the ports TCP holds: one another socket listens on, or one in
+// TIME_WAIT after a connection to the same peer, fails the kernel's bind
+// (EADDRINUSE) or connect (EADDRNOTAVAIL). C gives up there; the peer is
+// reachable, so udat takes another port. Caller holds ep.mu.
+func (ep *EP) redialLocked(errno syscall.Errno) bool {
+	if errno != syscall.EADDRINUSE && errno != syscall.EADDRNOTAVAIL || ep.redials == maxRedials {
+		return false
+	}
+	ep.redials++
+	if ep.timer != nil {
+		ep.timer.Stop()
+		ep.timer = nil
+	}
+	return ep.dialLocked("rdma_connect") == nil
 }
 
 // DupConnect connects ep to the same remote service point as dupEP is
@@ -304,18 +343,19 @@ func (ep *EP) sendConnect(id *cverbs.CMID, p cverbs.ConnParam) {
 	if ep.dialing == id {
 		ep.dialing = nil
 	}
-	if ep.cmid != id {
-		ep.mu.Unlock()
-		ep.ia.unregisterCM(id)
-		id.Close()
-		return
-	}
-	if err != nil && ep.getState() == EPStateActiveConnectionPending {
+	if err != nil && ep.cmid == id && ep.getState() == EPStateActiveConnectionPending {
 		var en syscall.Errno
 		errors.As(err, &en)
-		ep.failLocked(connectFailure(en), nil)
+		if !ep.redialLocked(en) {
+			ep.failLocked(connectFailure(en), nil)
+		}
 	}
+	stale := ep.cmid != id
 	ep.mu.Unlock()
+	if stale {
+		ep.ia.unregisterCM(id)
+		id.Close()
+	}
 }
 
 // connectFailure is the event that ends a connection attempt that failed

@@ -4,7 +4,10 @@ package udat
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 
@@ -185,6 +188,40 @@ func TestConnectUnreachable(t *testing.T) {
 	require.NoError(t, c.ep.Connect(netip.AddrFrom4(a4), 1, 3_000_000, nil, 0, 0))
 	ev := waitEvent(t, c.conn)
 	require.Contains(t, []EventNumber{EventConnectionUnreachable, EventConnectionTimedOut}, ev.Number)
+}
+
+// On iWARP rdma_connect makes a TCP connection from the local port rdma_cm
+// picked, without regard to the ports TCP holds. A connect whose port
+// turns out to be taken takes another one rather than report a reachable
+// peer unreachable (redialLocked). With the kernel's ephemeral range
+// narrowed to two ports and a TCP listener on one, rdma_cm draws the held
+// port about every other time.
+func TestConnectTakesAnotherLocalPort(t *testing.T) {
+	ia := openIA(t)
+	if ia.ibTransport() {
+		notApplicable(t, ia, "TCP connection in rdma_connect (InfiniBand transport)")
+	}
+	const rangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
+	saved, err := os.ReadFile(rangeFile)
+	require.NoError(t, err)
+	const held, free = 61000, 61001 // above the default range: nothing else has them
+	require.NoError(t, os.WriteFile(rangeFile, []byte(fmt.Sprintf("%d %d\n", held, free)), 0o644))
+	t.Cleanup(func() { require.NoError(t, os.WriteFile(rangeFile, saved, 0o644)) })
+	l, err := net.Listen("tcp4", fmt.Sprintf(":%d", held))
+	require.NoError(t, err)
+	defer l.Close()
+
+	pz := mustPZ(t, ia)
+	redials := 0
+	for range 8 {
+		p := newPairIn(t, ia, pz, pairOpts{})
+		p.client.ep.mu.Lock()
+		redials += p.client.ep.redials
+		p.client.ep.mu.Unlock()
+		disconnectPair(t, p)
+	}
+	require.NotZero(t, redials, "no connect drew the held port")
+	t.Logf("%d of 8 connects took another port", redials)
 }
 
 // Bad connect arguments are refused before anything happens.

@@ -101,13 +101,17 @@ type EP struct {
 	rq        *fifoRing
 	state     atomic.Uint32 // EPState
 
-	mu         sync.Mutex // connection state below
-	cmid       *cverbs.CMID
-	dialing    *cverbs.CMID // the id whose rdma_connect runs (sendConnect)
-	remote     netip.AddrPort
-	remoteQual ConnQual
-	localQual  ConnQual
-	connPD     []byte
+	mu      sync.Mutex // connection state below
+	cmid    *cverbs.CMID
+	dialing *cverbs.CMID // the id whose rdma_connect runs (sendConnect)
+	// dialDeadline ends the active connection attempt (zero: no limit);
+	// redials counts its new starts for want of a local port (redialLocked).
+	dialDeadline time.Time
+	redials      int
+	remote       netip.AddrPort
+	remoteQual   ConnQual
+	localQual    ConnQual
+	connPD       []byte
 	// rdIn and rdOut are the RDMA read depths negotiated at connect
 	// (valid when rdSet): what EP.Query reports then.
 	rdIn, rdOut int
