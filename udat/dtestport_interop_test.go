@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,6 +295,9 @@ func TestDtestsrqWithC(t *testing.T) {
 // bursts of 100 as the issue's table; 1000 for the report).
 const dtestcmConnsEnv = "UDAPL_DTESTCM_CONNS"
 
+// dtestcmRuns counts the runs of TestDtestcmWithC in this process.
+var dtestcmRuns atomic.Int64
+
 // TestDtestcmWithC runs dtestcm's RC protocol in the four combinations of
 // C and Go server and client, with dat_evd_wait (-w) and polling, checks
 // each (private data both ways, every connection established and
@@ -314,10 +318,13 @@ func TestDtestcmWithC(t *testing.T) {
 	// (cverbs/siwguard.go: udat steers clear of that, C does not; its test
 	// is cverbs' TestManySmallQPsOnOneCQ), so every run makes fewer
 	// connections there, to keep the four comparable.
-	if dtSoftIWARP(t, dev) && os.Getenv(dtestcmConnsEnv) == "" {
+	siw := dtSoftIWARP(t, dev)
+	if siw && os.Getenv(dtestcmConnsEnv) == "" {
 		conns = 30
 	}
-	port := 47000 + os.Getpid()%1000
+	// Each run (-count) on ports of its own: a connection to a port used
+	// within the last minute can meet its predecessors in TIME_WAIT.
+	port := 47000 + os.Getpid()%1000 + 16*int(dtestcmRuns.Add(1)-1)
 	// dtestcm's server frees its EPs slowly (C: 50 ms each under load).
 	finishWait := dtFinishWait + time.Duration(conns)*200*time.Millisecond
 	defer func(d time.Duration) { dtestport.RunLimit = d }(dtestport.RunLimit)
@@ -373,8 +380,7 @@ func TestDtestcmWithC(t *testing.T) {
 			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
 			r.goc = cps(t, c, o.Conns)
 		})
-		t.Run("GoServerGoClient"+mode, func(t *testing.T) {
-			o := next()
+		goGo := func(t *testing.T, o dtestport.DtestcmOpts) error {
 			ctx, cancel := context.WithTimeout(context.Background(), dtestport.RunLimit)
 			defer cancel()
 			ready := make(chan struct{})
@@ -391,7 +397,21 @@ func TestDtestcmWithC(t *testing.T) {
 				r.gogo, err = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
 				return err
 			})
-			require.NoError(t, g.Wait())
+			return g.Wait()
+		}
+		t.Run("GoServerGoClient"+mode, func(t *testing.T) {
+			// On soft-iWARP about one polling run in ten has most of the
+			// client's 30 simultaneous TCP connections refused, its
+			// listener up (issue 23, not understood yet): such a run is
+			// logged and made once more on ports of its own.
+			for attempt := 1; ; attempt++ {
+				err := goGo(t, next())
+				if err == nil || attempt == 2 || !siw || !strings.Contains(err.Error(), "NON_PEER_REJECTED") {
+					require.NoError(t, err)
+					return
+				}
+				t.Logf("soft-iWARP refused the client's connections (%v): once more", err)
+			}
 		})
 	}
 	t.Logf("dtestcm -c %d -b 100 (RC, connections per second, this run):\n"+
