@@ -3,12 +3,17 @@
 package cverbs
 
 /*
+#cgo noescape cverbs_resolve_addr
+#cgo nocallback cverbs_resolve_addr
+#cgo noescape cverbs_next_cm_event
+#cgo nocallback cverbs_next_cm_event
 #include "cverbs.h"
 */
 import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"strconv"
@@ -26,6 +31,9 @@ type cgoEventChannel struct {
 	w      *fdWaiter
 	closed atomic.Bool
 	nids   atomic.Int64 // live ids on the channel
+	// ce is where next copies an event: C memory, so that no cgo
+	// pointer check looks at it, used under the waiter's turn.
+	ce *C.struct_cverbs_cm_event
 }
 
 // NewEventChannel creates an rdma_cm event channel.
@@ -40,7 +48,13 @@ func NewEventChannel() (*EventChannel, error) {
 		C.rdma_destroy_event_channel(ch)
 		return nil, err
 	}
-	return &EventChannel{cgoEventChannel{ch: ch, w: w}}, nil
+	ce := (*C.struct_cverbs_cm_event)(C.calloc(1, C.sizeof_struct_cverbs_cm_event))
+	if ce == nil {
+		w.close()
+		C.rdma_destroy_event_channel(ch)
+		return nil, errnoErr(op, syscall.ENOMEM)
+	}
+	return &EventChannel{cgoEventChannel{ch: ch, w: w, ce: ce}}, nil
 }
 
 // Close destroys the channel, waking any GetEvent with ErrClosed. It fails
@@ -63,6 +77,8 @@ func (ch *EventChannel) Close() error {
 	}
 	C.rdma_destroy_event_channel(ch.ch)
 	ch.ch = nil
+	C.free(unsafe.Pointer(ch.ce))
+	ch.ce = nil
 	return nil
 }
 
@@ -91,17 +107,90 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 	var ev CMEvent
 	var evErr error
 	err = ch.w.wait(ctx, op, func() bool {
-		var ce C.struct_cverbs_cm_event
-		var raw *C.struct_rdma_cm_event
-		rc := C.cverbs_get_cm_event(cch, &ce, &raw)
+		ok, err := ch.next(cch, &ev)
+		evErr = err
+		return ok || err != nil
+	})
+	if err != nil {
+		return CMEvent{}, err
+	}
+	return ev, evErr
+}
+
+// Serve hands every event of the channel to handle, in order, until ctx
+// ends (it returns ctx.Err()), the channel is closed (ErrClosed) or an
+// event cannot be taken (its error; the event is lost, as with GetEvent).
+// It is GetEvent in a loop without the loop's costs: the wait is set up
+// once (its turn, deadline and watch on ctx), not for every event, and
+// nothing is allocated per event but its private data. handle runs
+// outside the channel's lock, so it may create, use and close ids.
+func (ch *EventChannel) Serve(ctx context.Context, handle func(CMEvent)) error {
+	const op = "rdma_get_cm_event"
+	if ch == nil {
+		return closedErr(op)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	w := ch.w
+	if err := takeTurn(ctx, w.turn); err != nil {
+		return err
+	}
+	defer func() { <-w.turn }()
+	dl, _ := ctx.Deadline() // zero time when there is none
+	if err := w.f.SetReadDeadline(dl); err != nil {
+		return w.mapErr(ctx, op, err)
+	}
+	// Cancellation without a deadline moves the deadline into the past.
+	release := whenDone(ctx, func() { w.f.SetReadDeadline(longAgo) })
+	defer release()
+	var (
+		cch   *C.struct_rdma_event_channel
+		ev    CMEvent
+		got   bool
+		evErr error
+	)
+	try := func(uintptr) bool {
+		got, evErr = ch.next(cch, &ev)
+		return got || evErr != nil
+	}
+	for {
+		var err error
+		if cch, err = ch.lock(op); err != nil {
+			return err
+		}
+		err = w.rc.Read(try)
+		ch.mu.RUnlock()
+		if err != nil {
+			return w.mapErr(ctx, op, err)
+		}
+		if !got {
+			return evErr
+		}
+		handle(ev)
+		ev = CMEvent{}
+		if evErr != nil {
+			return evErr // its ack failed: the channel is not sound
+		}
+	}
+}
+
+// next takes the next event of the channel, acknowledged, into ev: ok is
+// false when there is none (EAGAIN, err nil) or when it could not be
+// taken (err); with ok, err is set when its ack failed. An event of an id
+// closed after the event was taken is skipped. Caller holds ch.mu (read)
+// and the waiter's turn, which the event buffer goes with.
+func (ch *EventChannel) next(cch *C.struct_rdma_event_channel, ev *CMEvent) (ok bool, err error) {
+	ce := ch.ce
+	for {
+		rc := C.cverbs_next_cm_event(cch, ce)
 		if rc == C.EAGAIN {
-			return false
+			return false, nil
 		}
 		if rc != 0 {
-			evErr = opErr(op, int(rc))
-			return true
+			return false, opErr("rdma_get_cm_event", int(rc))
 		}
-		ev = CMEvent{
+		*ev = CMEvent{
 			Type:               CMEventType(ce._type),
 			Status:             int(ce.status),
 			ResponderResources: uint8(ce.responder_resources),
@@ -117,36 +206,62 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 		if n := int(ce.private_data_len); n > 0 {
 			ev.PrivateData = C.GoBytes(unsafe.Pointer(&ce.private_data[0]), C.int(n))
 		}
-		// Map the ids before the ack: rdma_destroy_id waits for it, so they
-		// are still alive here.
+		if ce.ack_err != 0 {
+			err = opErr("rdma_ack_cm_event", int(ce.ack_err))
+		}
+		// The event is acked: its ids may be destroyed by now and their
+		// addresses taken by new ones. The key each id carries in its
+		// context (newCMID) is never reused, so the id registered at the
+		// address is the event's only if its key matches.
 		if ev.Type == CMEventConnectRequest {
-			ev.ID = newCMID(ce.id, ch)
-			ev.ListenID = cmidRegistry.get(unsafe.Pointer(ce.listen_id))
-		} else if ev.ID = cmidRegistry.get(unsafe.Pointer(ce.id)); ev.ID == nil && ce.id != nil {
+			ev.ID = newCMID(ce.id, ch) // new: nobody else has it yet
+			ev.ListenID = cmidByKey(ce.listen_id, ce.listen_key)
+			return true, err
+		}
+		if ce.id == nil {
+			return true, err
+		}
+		if ev.ID = cmidByKey(ce.id, ce.id_key); ev.ID != nil {
+			return true, err
+		}
+		if ce.id_key == 0 {
 			ev.ID = newCMID(ce.id, ch) // not made here; wrap it rather than lose it
+			return true, err
 		}
-		if rc := C.cverbs_ack_cm_event(raw); rc != 0 {
-			evErr = opErr("rdma_ack_cm_event", int(rc))
+		// Its id was closed meanwhile: nobody waits for the event.
+		if err != nil {
+			return false, err
 		}
-		return true
-	})
-	if err != nil {
-		return CMEvent{}, err
 	}
-	return ev, evErr
+}
+
+// cmidKeys numbers the ids newCMID wraps; a key is never reused.
+var cmidKeys atomic.Uint64
+
+// cmidByKey returns the id registered at cid if it is the one with key.
+func cmidByKey(cid *C.struct_rdma_cm_id, key C.uintptr_t) *CMID {
+	id := cmidRegistry.get(unsafe.Pointer(cid))
+	if id == nil || id.key != uintptr(key) {
+		return nil
+	}
+	return id
 }
 
 // cgoCMID is the state of a CMID in the cgo build.
 type cgoCMID struct {
 	// Lock order: mu, then the QP's locks.
-	mu sync.Mutex
-	id *C.struct_rdma_cm_id
-	ch *EventChannel
-	qp *QP // made by NewQP, destroyed by Close
+	mu  sync.Mutex
+	id  *C.struct_rdma_cm_id
+	ch  *EventChannel
+	qp  *QP     // made by NewQP, destroyed by Close
+	key uintptr // also in the id's context: see EventChannel.next
 }
 
 func newCMID(cid *C.struct_rdma_cm_id, ch *EventChannel) *CMID {
-	id := &CMID{cgoCMID: cgoCMID{id: cid, ch: ch}}
+	id := &CMID{cgoCMID: cgoCMID{id: cid, ch: ch, key: uintptr(cmidKeys.Add(1))}}
+	// librdmacm leaves an id's context to its user (a connect request's
+	// child inherits its listener's); the events of the channel carry it.
+	*(*uintptr)(unsafe.Pointer(&cid.context)) = id.key
 	ch.nids.Add(1)
 	cmidRegistry.add(unsafe.Pointer(cid), id)
 	return id
@@ -207,7 +322,9 @@ func (id *CMID) Close() error {
 	return nil
 }
 
-// sockaddr converts ap into ss; it returns false for an invalid ap.
+// sockaddr converts ap into ss; it returns false for an invalid ap. It
+// writes Linux's struct sockaddr_in or sockaddr_in6 itself, as
+// cverbs_sockaddr does, without a call into C.
 func sockaddr(ap netip.AddrPort, ss *C.struct_sockaddr_storage) bool {
 	a := ap.Addr()
 	if !a.IsValid() {
@@ -226,9 +343,23 @@ func sockaddr(ap netip.AddrPort, ss *C.struct_sockaddr_storage) bool {
 			return false
 		}
 	}
-	raw := a.AsSlice()
-	return C.cverbs_sockaddr(ss, (*C.uint8_t)(unsafe.Pointer(&raw[0])), C.int(len(raw)),
-		C.uint16_t(ap.Port()), C.uint32_t(scope)) != 0
+	b := (*[C.sizeof_struct_sockaddr_storage]byte)(unsafe.Pointer(ss))
+	clear(b[:])
+	// family (host order) at 0, port (network order) at 2; sockaddr_in:
+	// the address at 4; sockaddr_in6: flowinfo at 4, the address at 8, the
+	// scope id (host order) at 24.
+	binary.BigEndian.PutUint16(b[2:], ap.Port())
+	if a.Is4() {
+		binary.NativeEndian.PutUint16(b[0:], C.AF_INET)
+		a4 := a.As4()
+		copy(b[4:8], a4[:])
+		return true
+	}
+	binary.NativeEndian.PutUint16(b[0:], C.AF_INET6)
+	a16 := a.As16()
+	copy(b[8:24], a16[:])
+	binary.NativeEndian.PutUint32(b[24:], scope)
+	return true
 }
 
 func addrPort(n C.int, raw *[16]byte, port C.uint16_t, scope C.uint32_t) netip.AddrPort {
@@ -544,6 +675,27 @@ func (id *CMID) Migrate(ch *EventChannel) error {
 	ch.nids.Add(1)
 	id.ch = ch
 	return nil
+}
+
+// sockaddrC converts ap as cverbs_sockaddr does, in C (for tests: sockaddr
+// writes the same bytes).
+func sockaddrC(ap netip.AddrPort) (goBytes, cBytes []byte, ok bool) {
+	var gs, cs C.struct_sockaddr_storage
+	if !sockaddr(ap, &gs) {
+		return nil, nil, false
+	}
+	a := ap.Addr()
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	raw := a.AsSlice()
+	var scope uint32
+	if a.Is6() {
+		scope = binary.NativeEndian.Uint32((*[C.sizeof_struct_sockaddr_storage]byte)(unsafe.Pointer(&gs))[24:])
+	}
+	C.cverbs_sockaddr(&cs, (*C.uint8_t)(unsafe.Pointer(&raw[0])), C.int(len(raw)), C.uint16_t(ap.Port()), C.uint32_t(scope))
+	return C.GoBytes(unsafe.Pointer(&gs), C.sizeof_struct_sockaddr_storage),
+		C.GoBytes(unsafe.Pointer(&cs), C.sizeof_struct_sockaddr_storage), true
 }
 
 // roundTripSockaddr converts ap to a C sockaddr and back (for tests).

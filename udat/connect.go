@@ -324,16 +324,23 @@ func (ep *EP) establishedLocked(pd []byte) {
 	ep.connEVD.pushInternal(Event{Number: EventConnectionEstablished, Conn: ConnectionEventData{EP: ep, PrivateData: pd}})
 }
 
+// isOp reports whether err is a cverbs error of operation op.
+func isOp(err error, op string) bool {
+	var oe *cverbs.OpError
+	return errors.As(err, &oe) && oe.Op == op
+}
+
 // beforeConnect, when set, runs before each rdma_connect: tests stand in
 // with it for a connect that blocks.
 var beforeConnect func(*EP)
 
 // sendConnect sends the connection request of id (rdma_connect) in a
-// goroutine of its own, outside ep.mu: on iWARP rdma_connect blocks in the
-// kernel's TCP connect until TCP gives up, minutes for an address that
-// does not answer. Meanwhile the Consumer's timeout ends the attempt on
-// time, other connections' events flow, and Free or Reset leave the id to
-// be closed here (takeIDLocked).
+// goroutine of its own, outside ep.mu, where it may block (cmEvent sends
+// it inline on InfiniBand and RoCE, where it does not): on iWARP
+// rdma_connect blocks in the kernel's TCP connect until TCP gives up,
+// minutes for an address that does not answer. Meanwhile the Consumer's
+// timeout ends the attempt on time, other connections' events flow, and
+// Free or Reset leave the id to be closed here (takeIDLocked).
 func (ep *EP) sendConnect(id *cverbs.CMID, p cverbs.ConnParam) {
 	if beforeConnect != nil {
 		beforeConnect(ep)
@@ -408,25 +415,16 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		if !active {
 			return
 		}
-		// Before the route: on RoCE the route's packet lifetime follows
-		// from the ACK timeout.
-		if err := id.SetACKTimeout(uint8(ep.attr.ACKTimeout)); err != nil {
-			ep.failLocked(EventConnectionUnreachable, nil)
-			return
-		}
-		if err := id.ResolveRoute(cmResolveTimeout); err != nil {
+		// The ACK timeout before the route: on RoCE the route's packet
+		// lifetime follows from it.
+		if err := id.ResolveRouteACK(uint8(ep.attr.ACKTimeout), cmResolveTimeout); err != nil {
 			ep.failLocked(EventConnectionUnreachable, nil)
 		}
 	case cverbs.CMEventRouteResolved:
 		if !active {
 			return
 		}
-		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
-			ep.failLocked(EventConnectionNonPeerRejected, nil)
-			return
-		}
-		ep.dialing = id
-		go ep.sendConnect(id, cverbs.ConnParam{
+		p := cverbs.ConnParam{
 			PrivateData:        ep.connPD,
 			ResponderResources: uint8(ep.attr.MaxRDMAReadIn),
 			InitiatorDepth:     uint8(ep.attr.MaxRDMAReadOut),
@@ -434,7 +432,28 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			RNRRetryCount:      cmRNRRetryCount,
 			FlowControl:        true,
 			QPNum:              ep.qpn,
-		})
+		}
+		if ep.ia.ibTransport() && beforeConnect == nil {
+			// On InfiniBand and RoCE rdma_connect only hands the request
+			// to the kernel's CM, which sends it: INIT and the request
+			// go in one call, here, without a goroutine.
+			if err := id.ConnectQP(ep.qp, p); err != nil {
+				if isOp(err, "rdma_connect") {
+					var en syscall.Errno
+					errors.As(err, &en)
+					ep.failLocked(connectFailure(en), nil)
+				} else {
+					ep.failLocked(EventConnectionNonPeerRejected, nil)
+				}
+			}
+			return
+		}
+		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
+			ep.failLocked(EventConnectionNonPeerRejected, nil)
+			return
+		}
+		ep.dialing = id
+		go ep.sendConnect(id, p)
 	case cverbs.CMEventConnectResponse:
 		if !active {
 			return
@@ -443,26 +462,16 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		// connection existed, rdma_init_qp_attr gave the QP no remote
 		// access; now it gives remote write, and remote read when the
 		// peer accepted RDMA reads. Without this the peer's RDMA to this
-		// side fails.
-		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
-			id.Reject(nil)
+		// side fails. Then RTR, RTS and rdma_establish, all in one call.
+		rts, known, err := id.ReadyQP(ep.qp, -1, nil)
+		if err != nil {
+			if !isOp(err, cverbs.OpEstablish) {
+				id.Reject(nil) // the QP is not ready: the peer must not wait
+			}
 			ep.failLocked(EventConnectionNonPeerRejected, nil)
 			return
 		}
-		if err := id.ModifyQP(ep.qp, cverbs.QPRTR); err != nil {
-			id.Reject(nil)
-			ep.failLocked(EventConnectionNonPeerRejected, nil)
-			return
-		}
-		if err := id.ModifyQP(ep.qp, cverbs.QPRTS); err != nil {
-			id.Reject(nil)
-			ep.failLocked(EventConnectionNonPeerRejected, nil)
-			return
-		}
-		if err := id.Establish(); err != nil {
-			ep.failLocked(EventConnectionNonPeerRejected, nil)
-			return
-		}
+		ep.rts, ep.rtsSet = rts, known
 		// The reply's depths, as the IB CM reports them to this side:
 		// ResponderResources is the reads the peer will issue here,
 		// InitiatorDepth those it takes.

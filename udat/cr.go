@@ -155,18 +155,12 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 		ep.failLocked(EventConnectionAcceptCompletionError, nil)
 		return nil
 	}
-	if err := id.SetACKTimeout(uint8(ep.attr.ACKTimeout)); err != nil {
-		return fail(err)
-	}
-	for _, st := range []cverbs.QPState{cverbs.QPInit, cverbs.QPRTR, cverbs.QPRTS} {
-		if err := id.ModifyQP(ep.qp, st); err != nil {
-			return fail(err)
-		}
-	}
+	oldIn, oldOut, oldSet := ep.rdIn, ep.rdOut, ep.rdSet
 	ep.rdIn = min(ep.attr.MaxRDMAReadIn, int(cr.respRes))
 	ep.rdOut = min(ep.attr.MaxRDMAReadOut, int(cr.initDepth))
 	ep.rdSet = true
-	err := id.Accept(cverbs.ConnParam{
+	// The ACK timeout, INIT, RTR, RTS and rdma_accept in one call.
+	rts, known, err := id.ReadyQP(ep.qp, int(uint8(ep.attr.ACKTimeout)), &cverbs.ConnParam{
 		PrivateData:        privateData,
 		ResponderResources: uint8(ep.rdIn),
 		InitiatorDepth:     uint8(ep.rdOut),
@@ -176,8 +170,13 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 		QPNum:              ep.qpn,
 	})
 	if err != nil {
+		if !isOp(err, cverbs.OpAccept) {
+			// The depths were not taken yet when the QP failed.
+			ep.rdIn, ep.rdOut, ep.rdSet = oldIn, oldOut, oldSet
+		}
 		return fail(err)
 	}
+	ep.rts, ep.rtsSet = rts, known
 	cr.ia.count(IACounterSPCRAccepted)
 	return nil
 }

@@ -116,15 +116,20 @@ type EP struct {
 	// (valid when rdSet): what EP.Query reports then.
 	rdIn, rdOut int
 	rdSet       bool
-	timer       *time.Timer
-	terminated  bool // the connection's final event has been posted
-	rsp         *RSP
-	cr          *CR
-	softHW      int
-	hardHW      int
-	freeing     bool  // Free is under way
-	ud          *udEP // a UD EP's peers (ud.go); nil for RC
-	watch       stallWatch
+	// The RTS attributes the QP got as it was readied for the connection
+	// (cverbs CMID.ReadyQP), when rdma_cm gave them (rtsSet): armWatch
+	// then need not query the QP.
+	rts        cverbs.RTSAttr
+	rtsSet     bool
+	timer      *time.Timer
+	terminated bool // the connection's final event has been posted
+	rsp        *RSP
+	cr         *CR
+	softHW     int
+	hardHW     int
+	freeing    bool  // Free is under way
+	ud         *udEP // a UD EP's peers (ud.go); nil for RC
+	watch      stallWatch
 	// deviceFlushed: a completion came back flushed that the library did
 	// not cause (flushedByDevice); cleared by Reset.
 	deviceFlushed atomic.Bool
@@ -741,9 +746,26 @@ func (ep *EP) flushQueues() {
 		ep.settle(gen)
 		return
 	}
+	if ep.queuesIdle() {
+		// Nothing outstanding: nothing to settle later either (a post
+		// from now on completes as flushed at once), so no timer and
+		// goroutine per disconnect and free.
+		return
+	}
 	ep.postFlushMarker()
 	ep.awaitMarker()
 	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
+}
+
+// queuesIdle reports whether neither of the EP's queues has a DTO
+// outstanding.
+func (ep *EP) queuesIdle() bool {
+	ep.rq.mu.Lock()
+	ep.sq.mu.Lock()
+	idle := ep.sq.idle() && ep.rq.idle()
+	ep.sq.mu.Unlock()
+	ep.rq.mu.Unlock()
+	return idle
 }
 
 // markerWait bounds how long flushQueues waits for its flush marker: a
@@ -913,6 +935,7 @@ func (ep *EP) free(force bool) error {
 	}
 	ep.ia.epMu.Unlock()
 	ep.ia.forgetEP(ep)
+	ep.setWatched(false)
 	err := ep.qp.Close()
 	if ep.isUD() {
 		ep.closeUDAHs() // after the QP: no send uses them any more

@@ -61,6 +61,11 @@ type IA struct {
 	srqByVer map[*cverbs.SRQ]*SRQ
 	srqByOwn map[uint32]*SRQ
 	cmOwners map[*cverbs.CMID]any // rdma_cm id -> *EP, *CR, *PSP or *RSP
+	// The EPs the progress watchdog looks at: those whose watch was armed
+	// with a budget, until a later connection disarms it or the EP is
+	// freed (watchdog.go).
+	watchMu sync.Mutex
+	watched map[*EP]struct{}
 }
 
 // maxAsyncEVDQLen bounds the asynchronous EVD of a device that does not
@@ -134,7 +139,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ia.cancel = cancel
 	ia.loops.Add(3)
-	go eventLoop(ctx, &ia.loops, ia.ech.GetEvent, ia.dispatchCM)
+	go ia.cmLoop(ctx, &ia.loops)
 	go eventLoop(ctx, &ia.loops, ia.vctx.WaitAsyncEvent, ia.handleAsync)
 	go ia.watchProgress(ctx, &ia.loops)
 	return ia, nil
@@ -696,9 +701,10 @@ func (ia *IA) maxMessageSize() uint64 {
 }
 
 // eventLoop hands what next returns to handle until ctx ends. The IA runs
-// two: rdma_cm events go to their EP, CR or service point (dispatchCM), and
-// device asynchronous events become DAT asynchronous events (handleAsync). A
-// failed wait is retried after a pause, so that an error cannot make it spin.
+// it for device asynchronous events, which become DAT asynchronous events
+// (handleAsync); rdma_cm events go to their EP, CR or service point in
+// cmLoop (dispatchCM). A failed wait is retried after a pause, so that an
+// error cannot make it spin.
 func eventLoop[T any](ctx context.Context, wg *sync.WaitGroup, next func(context.Context) (T, error), handle func(T)) {
 	defer wg.Done()
 	for {
@@ -707,6 +713,21 @@ func eventLoop[T any](ctx context.Context, wg *sync.WaitGroup, next func(context
 			handle(ev)
 			continue
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// cmLoop hands the IA's rdma_cm events to dispatchCM until ctx ends, as
+// eventLoop would, but through EventChannel.Serve, which sets its wait up
+// once rather than for every event.
+func (ia *IA) cmLoop(ctx context.Context, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for {
+		ia.ech.Serve(ctx, ia.dispatchCM)
 		select {
 		case <-ctx.Done():
 			return

@@ -51,17 +51,23 @@ type stallWatch struct {
 
 // armWatch sets the EP's stall budget from its queue pair's retry count and
 // ACK timeout (on the passive side, the count is the peer's), or turns the
-// watch off: see watchdog.go. Called as the EP becomes connected.
+// watch off: see watchdog.go. Called as the EP becomes connected, with
+// ep.mu held.
 func (ep *EP) armWatch() {
 	w := &ep.watch
 	w.budget.Store(0)
+	ep.setWatched(false)
 	if ep.isUD() || ep.attr.StallTimeout < 0 {
 		return
 	}
 	// No ACK timeout: the device either never gives up (timeout 0) or
 	// does not retransmit by IB's rules (iWARP: TCP does, and gives up
 	// after minutes); the watch is then the Consumer's StallTimeout only.
-	rts, err := ep.qp.QueryRTS()
+	rts, err := ep.rts, error(nil)
+	if !ep.rtsSet {
+		rts, err = ep.qp.QueryRTS()
+	}
+	ep.rtsSet = false
 	var ack time.Duration
 	if err == nil && rts.Timeout != 0 {
 		ack = ACKTimeoutDuration(rts.Timeout)
@@ -82,6 +88,24 @@ func (ep *EP) armWatch() {
 	}
 	w.ackTimeout.Store(int64(ack))
 	w.budget.Store(int64(budget))
+	ep.setWatched(true)
+}
+
+// setWatched adds the EP to the IA's watched EPs or takes it out, so
+// that a tick of the watchdog costs what the EPs it watches cost, not
+// what all the IA's do.
+func (ep *EP) setWatched(on bool) {
+	ia := ep.ia
+	ia.watchMu.Lock()
+	if on {
+		if ia.watched == nil {
+			ia.watched = map[*EP]struct{}{}
+		}
+		ia.watched[ep] = struct{}{}
+	} else if ia.watched != nil {
+		delete(ia.watched, ep)
+	}
+	ia.watchMu.Unlock()
 }
 
 // watchProgress runs the watchdog until ctx ends.
@@ -112,10 +136,10 @@ func (ia *IA) watchProgress(ctx context.Context, wg *sync.WaitGroup) {
 
 // watchedEPs appends the EPs with a stall budget to eps.
 func (ia *IA) watchedEPs(eps []*EP) []*EP {
-	ia.epMu.RLock()
-	defer ia.epMu.RUnlock()
-	for _, ep := range ia.epByQP {
-		if ep.watch.budget.Load() != 0 {
+	ia.watchMu.Lock()
+	defer ia.watchMu.Unlock()
+	for ep := range ia.watched {
+		if ep.watch.budget.Load() != 0 && !ep.freed.Load() {
 			eps = append(eps, ep)
 		}
 	}

@@ -612,13 +612,18 @@ static inline int cverbs_sockaddr_parse(const struct sockaddr *sa,
 
 /*
  * Flattened struct rdma_cm_event with the private data copied, so the event
- * can be acked before Go looks at it.
+ * can be acked before Go looks at it. id_key and listen_key are the
+ * ids' context: the key under which Go registered them (cverbs newCMID
+ * stores it there), 0 for an id it never saw.
  */
 struct cverbs_cm_event {
 	int type;
 	int status;
+	int ack_err;
 	struct rdma_cm_id *id;
 	struct rdma_cm_id *listen_id;
+	uintptr_t id_key;
+	uintptr_t listen_key;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t private_data_len;
@@ -632,25 +637,28 @@ struct cverbs_cm_event {
 };
 
 /*
- * cverbs_get_cm_event fetches one event and copies it into out, but
- * does not ack it: Go maps the ids before the ack so that a concurrent
- * rdma_destroy_id (which waits for the ack) cannot free them underneath.
+ * cverbs_next_cm_event fetches one event, copies it into out with its
+ * ids' keys, and acks it (ack_err: the ack's errno), all in one call: Go
+ * finds the ids by key, which is never reused, so an id destroyed after
+ * the ack cannot be mistaken for another that took its address.
  */
-static inline int cverbs_get_cm_event(struct rdma_event_channel *ch,
-				      struct cverbs_cm_event *out,
-				      struct rdma_cm_event **evp)
+static inline int cverbs_next_cm_event(struct rdma_event_channel *ch,
+				       struct cverbs_cm_event *out)
 {
 	struct rdma_cm_event *ev;
 
 	memset(out, 0, offsetof(struct cverbs_cm_event, private_data));
-	*evp = NULL;
 	if (rdma_get_cm_event(ch, &ev))
 		return errno ? errno : EIO;
 	out->type = ev->event;
 	out->status = ev->status;
 	out->id = ev->id;
-	out->listen_id = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
-				 ev->listen_id : NULL;
+	if (ev->id)
+		out->id_key = (uintptr_t)ev->id->context;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->listen_id) {
+		out->listen_id = ev->listen_id;
+		out->listen_key = (uintptr_t)ev->listen_id->context;
+	}
 	if (ev->id && ev->id->ps == RDMA_PS_TCP) {
 		const struct rdma_conn_param *p = &ev->param.conn;
 
@@ -676,14 +684,8 @@ static inline int cverbs_get_cm_event(struct rdma_event_channel *ch,
 			       p->private_data_len);
 		}
 	}
-	*evp = ev;
-	return 0;
-}
-
-static inline int cverbs_ack_cm_event(struct rdma_cm_event *ev)
-{
 	if (rdma_ack_cm_event(ev))
-		return errno ? errno : EIO;
+		out->ack_err = errno ? errno : EIO;
 	return 0;
 }
 
@@ -730,6 +732,119 @@ static inline int cverbs_cm_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp,
 	if (state == IBV_QPS_RTR && (mask & IBV_QP_MIN_RNR_TIMER))
 		attr.min_rnr_timer = CVERBS_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &attr, mask);
+}
+
+/*
+ * cverbs_cm_ready_qp brings an external QP into use for a connection in one
+ * call: the ACK timeout on the id (ack_timeout >= 0), the QP through INIT,
+ * RTR and RTS as cverbs_cm_modify_qp moves it, then rdma_accept with the
+ * parameters (accept) or rdma_establish. *step is the step that failed
+ * (0 the ACK timeout, 1-3 INIT, RTR, RTS, 4 accept or establish); rts gets
+ * the RTS attributes applied, with rts_known set when rdma_cm gave the
+ * timeout and retry count.
+ */
+struct cverbs_cm_rts {
+	uint32_t sq_psn;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t max_rd_atomic;
+	uint8_t known;
+};
+
+static inline int cverbs_cm_ready_qp(struct rdma_cm_id *id, struct ibv_qp *qp,
+				     int ack_timeout, int accept,
+				     const void *pd, uint8_t pd_len,
+				     uint8_t responder_resources,
+				     uint8_t initiator_depth, uint8_t retry_count,
+				     uint8_t rnr_retry_count, int flow_control,
+				     int srq, uint32_t qp_num,
+				     struct cverbs_cm_rts *rts, int *step)
+{
+	static const int states[3] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS };
+	struct ibv_qp_attr attr;
+	int mask, i, rc;
+
+	memset(rts, 0, sizeof(*rts));
+	*step = 0;
+	if (ack_timeout >= 0) {
+		uint8_t t = (uint8_t)ack_timeout;
+
+		if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+				    &t, sizeof(t)))
+			return errno ? errno : EIO;
+	}
+	for (i = 0; i < 3; i++) {
+		*step = i + 1;
+		memset(&attr, 0, sizeof(attr));
+		mask = 0;
+		attr.qp_state = states[i];
+		if (rdma_init_qp_attr(id, &attr, &mask))
+			return errno ? errno : EIO;
+		if (states[i] == IBV_QPS_RTR && (mask & IBV_QP_MIN_RNR_TIMER))
+			attr.min_rnr_timer = CVERBS_MIN_RNR_TIMER;
+		rc = ibv_modify_qp(qp, &attr, mask);
+		if (rc)
+			return rc;
+	}
+	rts->sq_psn = attr.sq_psn;
+	rts->timeout = attr.timeout;
+	rts->retry_cnt = attr.retry_cnt;
+	rts->rnr_retry = attr.rnr_retry;
+	rts->max_rd_atomic = attr.max_rd_atomic;
+	rts->known = (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT)) ==
+		     (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT);
+	*step = 4;
+	if (accept)
+		return cverbs_connect(id, 1, pd, pd_len, responder_resources,
+				      initiator_depth, retry_count,
+				      rnr_retry_count, flow_control, srq,
+				      qp_num);
+	return rdma_establish(id) ? (errno ? errno : EIO) : 0;
+}
+
+/*
+ * cverbs_cm_init_connect moves an external QP to INIT with rdma_cm's
+ * attributes, then sends the connect request (rdma_connect) for it, in
+ * one call: *step is 0 when the first failed, 1 when the second.
+ */
+static inline int cverbs_cm_init_connect(struct rdma_cm_id *id,
+					 struct ibv_qp *qp, const void *pd,
+					 uint8_t pd_len,
+					 uint8_t responder_resources,
+					 uint8_t initiator_depth,
+					 uint8_t retry_count,
+					 uint8_t rnr_retry_count,
+					 int flow_control, int srq,
+					 uint32_t qp_num, int *step)
+{
+	int rc;
+
+	*step = 0;
+	rc = cverbs_cm_modify_qp(id, qp, IBV_QPS_INIT);
+	if (rc)
+		return rc;
+	*step = 1;
+	return cverbs_connect(id, 0, pd, pd_len, responder_resources,
+			      initiator_depth, retry_count, rnr_retry_count,
+			      flow_control, srq, qp_num);
+}
+
+/*
+ * cverbs_resolve_route_ack sets the id's ACK timeout, then resolves the
+ * route (on RoCE the route's packet lifetime follows from the timeout):
+ * *step is 0 when the first failed, 1 when the second.
+ */
+static inline int cverbs_resolve_route_ack(struct rdma_cm_id *id,
+					   uint8_t ack_timeout, int timeout_ms,
+					   int *step)
+{
+	*step = 0;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &ack_timeout, sizeof(ack_timeout)))
+		return errno ? errno : EIO;
+	*step = 1;
+	return rdma_resolve_route(id, timeout_ms) ? (errno ? errno : EIO) : 0;
 }
 
 static inline struct ibv_context *cverbs_cm_verbs(struct rdma_cm_id *id)
