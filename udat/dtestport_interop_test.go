@@ -4,6 +4,8 @@ package udat_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -380,30 +382,42 @@ func TestDtestcmWithC(t *testing.T) {
 			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
 			r.goc = cps(t, c, o.Conns)
 		})
+		// goGo runs both sides and reports both errors: a side that fails
+		// ends the other's connections as it closes its IA, so the other's
+		// error may come first.
 		goGo := func(t *testing.T, o dtestport.DtestcmOpts) error {
 			ctx, cancel := context.WithTimeout(context.Background(), dtestport.RunLimit)
 			defer cancel()
-			ready := make(chan struct{})
+			ready, serverDone := make(chan struct{}), make(chan struct{})
 			var g errgroup.Group
+			var serverErr, clientErr error
 			g.Go(func() error {
-				return dtestport.DtestcmServer(ctx, dev, o, t.Logf, func() { close(ready) })
+				defer close(serverDone)
+				serverErr = dtestport.DtestcmServer(ctx, dev, o, t.Logf, func() { close(ready) })
+				return nil
 			})
-			g.Go(func() (err error) {
+			g.Go(func() error {
 				select {
 				case <-ready:
-				case <-ctx.Done():
-					return ctx.Err()
+					r.gogo, clientErr = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
+				case <-serverDone: // it failed before it listened
 				}
-				r.gogo, err = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
-				return err
+				return nil
 			})
-			return g.Wait()
+			g.Wait()
+			if serverErr != nil {
+				serverErr = fmt.Errorf("server: %w", serverErr)
+			}
+			if clientErr != nil {
+				clientErr = fmt.Errorf("client: %w", clientErr)
+			}
+			return errors.Join(serverErr, clientErr)
 		}
 		t.Run("GoServerGoClient"+mode, func(t *testing.T) {
-			// On soft-iWARP about one polling run in ten has most of the
-			// client's 30 simultaneous TCP connections refused, its
-			// listener up (issue 23, not understood yet): such a run is
-			// logged and made once more on ports of its own.
+			// Before 19b7cf5, about one polling run in ten on soft-iWARP
+			// had most of the client's connections refused (issue 23; not
+			// seen since in 24 runs, the server's error was not reported
+			// then): such a run is logged and made once more.
 			for attempt := 1; ; attempt++ {
 				err := goGo(t, next())
 				if err == nil || attempt == 2 || !siw || !strings.Contains(err.Error(), "NON_PEER_REJECTED") {
