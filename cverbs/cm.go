@@ -133,17 +133,11 @@ func (ch *EventChannel) Serve(ctx context.Context, handle func(CMEvent)) error {
 		ctx = context.Background()
 	}
 	w := ch.w
-	if err := takeTurn(ctx, w.turn); err != nil {
+	release, err := w.begin(ctx, op)
+	if err != nil {
 		return err
 	}
-	defer func() { <-w.turn }()
-	dl, _ := ctx.Deadline() // zero time when there is none
-	if err := w.f.SetReadDeadline(dl); err != nil {
-		return w.mapErr(ctx, op, err)
-	}
-	// Cancellation without a deadline moves the deadline into the past.
-	release := whenDone(ctx, func() { w.f.SetReadDeadline(longAgo) })
-	defer release()
+	defer w.end(release)
 	var (
 		cch   *C.struct_rdma_event_channel
 		ev    CMEvent
@@ -585,7 +579,7 @@ func (id *CMID) NewQP(pd *PD, attr QPInitAttr) (*QP, error) {
 }
 
 func (id *CMID) connect(op string, accept bool, p *ConnParam) error {
-	if len(p.PrivateData) > 255 || p.QPNum >= 1<<24 {
+	if !p.valid() {
 		return opErr(op, int(syscall.EINVAL))
 	}
 	cid, err := id.lock(op)
@@ -593,24 +587,22 @@ func (id *CMID) connect(op string, accept bool, p *ConnParam) error {
 		return err
 	}
 	defer id.mu.Unlock()
-	var pd unsafe.Pointer
-	if len(p.PrivateData) > 0 {
-		pd = unsafe.Pointer(&p.PrivateData[0])
-	}
-	acc, fc, srq := C.int(0), C.int(0), C.int(0)
-	if accept {
-		acc = 1
-	}
-	if p.FlowControl {
-		fc = 1
-	}
-	if p.SRQ {
-		srq = 1
-	}
-	rc := C.cverbs_connect(cid, acc, pd, C.uint8_t(len(p.PrivateData)),
+	rc := C.cverbs_connect(cid, cbool(accept), p.privateData(), C.uint8_t(len(p.PrivateData)),
 		C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth),
-		C.uint8_t(p.RetryCount), C.uint8_t(p.RNRRetryCount), fc, srq, C.uint32_t(p.QPNum))
+		C.uint8_t(p.RetryCount), C.uint8_t(p.RNRRetryCount), cbool(p.FlowControl), cbool(p.SRQ), C.uint32_t(p.QPNum))
 	return opErr(op, int(rc))
+}
+
+// valid reports whether p fits the connection manager: 255 bytes of
+// private data at most, a 24-bit QP number.
+func (p *ConnParam) valid() bool { return len(p.PrivateData) <= 255 && p.QPNum < 1<<24 }
+
+// privateData points at p's private data for C, nil when there is none.
+func (p *ConnParam) privateData() unsafe.Pointer {
+	if len(p.PrivateData) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&p.PrivateData[0])
 }
 
 // Connect sends a connect request (rdma_connect) after the route is

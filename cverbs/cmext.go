@@ -10,7 +10,6 @@ import "C"
 import (
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // cmModifyOps are ModifyQP's operation names, by state.
@@ -39,16 +38,11 @@ func cmModifyOp(state QPState) string {
 // either's steps from INIT on in one call.
 func (id *CMID) ModifyQP(qp *QP, state QPState) error {
 	op := cmModifyOp(state)
-	cid, err := id.lock(op)
+	cid, cqp, err := id.lockWithQP(op, qp)
 	if err != nil {
 		return err
 	}
-	defer id.mu.Unlock()
-	cqp, err := qp.lock(op)
-	if err != nil {
-		return err
-	}
-	defer qp.mu.Unlock()
+	defer id.unlockWithQP(qp)
 	return opErr(op, int(C.cverbs_cm_modify_qp(cid, cqp, C.int(state))))
 }
 
@@ -79,31 +73,20 @@ func (id *CMID) ReadyQP(qp *QP, ackTimeout int, accept *ConnParam) (rts RTSAttr,
 		return RTSAttr{}, false, opErr(OpSetACKTimeout, int(syscall.EINVAL))
 	}
 	var p ConnParam
-	acc := C.int(0)
 	if accept != nil {
 		p = *accept
-		acc = 1
-		if len(p.PrivateData) > 255 || p.QPNum >= 1<<24 {
+		if !p.valid() {
 			return RTSAttr{}, false, opErr(OpAccept, int(syscall.EINVAL))
 		}
 	}
-	cid, err := id.lock(op)
+	cid, cqp, err := id.lockWithQP(op, qp)
 	if err != nil {
 		return RTSAttr{}, false, err
 	}
-	defer id.mu.Unlock()
-	cqp, err := qp.lock(op)
-	if err != nil {
-		return RTSAttr{}, false, err
-	}
-	defer qp.mu.Unlock()
-	var pd unsafe.Pointer
-	if len(p.PrivateData) > 0 {
-		pd = unsafe.Pointer(&p.PrivateData[0])
-	}
+	defer id.unlockWithQP(qp)
 	var out C.struct_cverbs_cm_rts
 	var step C.int
-	rc := C.cverbs_cm_ready_qp(cid, cqp, C.int(ackTimeout), acc, pd, C.uint8_t(len(p.PrivateData)),
+	rc := C.cverbs_cm_ready_qp(cid, cqp, C.int(ackTimeout), cbool(accept != nil), p.privateData(), C.uint8_t(len(p.PrivateData)),
 		C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth), C.uint8_t(p.RetryCount),
 		C.uint8_t(p.RNRRetryCount), cbool(p.FlowControl), cbool(p.SRQ), C.uint32_t(p.QPNum), &out, &step)
 	if rc != 0 {
@@ -129,25 +112,16 @@ func (id *CMID) ReadyQP(qp *QP, ackTimeout int, accept *ConnParam) (rts RTSAttr,
 // error's Op says which failed. Like Connect, it may block on iWARP.
 func (id *CMID) ConnectQP(qp *QP, p ConnParam) error {
 	const op = "rdma_connect"
-	if len(p.PrivateData) > 255 || p.QPNum >= 1<<24 {
+	if !p.valid() {
 		return opErr(op, int(syscall.EINVAL))
 	}
-	cid, err := id.lock(op)
+	cid, cqp, err := id.lockWithQP(op, qp)
 	if err != nil {
 		return err
 	}
-	defer id.mu.Unlock()
-	cqp, err := qp.lock(op)
-	if err != nil {
-		return err
-	}
-	defer qp.mu.Unlock()
-	var pd unsafe.Pointer
-	if len(p.PrivateData) > 0 {
-		pd = unsafe.Pointer(&p.PrivateData[0])
-	}
+	defer id.unlockWithQP(qp)
 	var step C.int
-	rc := C.cverbs_cm_init_connect(cid, cqp, pd, C.uint8_t(len(p.PrivateData)),
+	rc := C.cverbs_cm_init_connect(cid, cqp, p.privateData(), C.uint8_t(len(p.PrivateData)),
 		C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth), C.uint8_t(p.RetryCount),
 		C.uint8_t(p.RNRRetryCount), cbool(p.FlowControl), cbool(p.SRQ), C.uint32_t(p.QPNum), &step)
 	if rc != 0 && step == 0 {
@@ -187,4 +161,24 @@ func cbool(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// lockWithQP locks the id, then qp, as the lock order says; unlockWithQP
+// unlocks both.
+func (id *CMID) lockWithQP(op string, qp *QP) (*C.struct_rdma_cm_id, *C.struct_ibv_qp, error) {
+	cid, err := id.lock(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	cqp, err := qp.lock(op)
+	if err != nil {
+		id.mu.Unlock()
+		return nil, nil, err
+	}
+	return cid, cqp, nil
+}
+
+func (id *CMID) unlockWithQP(qp *QP) {
+	qp.mu.Unlock()
+	id.mu.Unlock()
 }

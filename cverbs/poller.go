@@ -65,23 +65,36 @@ func (w *fdWaiter) wait(ctx context.Context, op string, try func() bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := takeTurn(ctx, w.turn); err != nil {
+	release, err := w.begin(ctx, op)
+	if err != nil {
 		return err
 	}
-	defer func() { <-w.turn }()
-
-	dl, _ := ctx.Deadline() // zero time when there is none
-	if err := w.f.SetReadDeadline(dl); err != nil {
-		return w.mapErr(ctx, op, err)
-	}
-	// Cancellation without a deadline moves the deadline into the past.
-	release := whenDone(ctx, func() { w.f.SetReadDeadline(longAgo) })
-	err := w.rc.Read(func(uintptr) bool { return try() })
-	release()
+	err = w.rc.Read(func(uintptr) bool { return try() })
+	w.end(release)
 	if err != nil {
 		return w.mapErr(ctx, op, err)
 	}
 	return nil
+}
+
+// begin takes the waiter's turn and sets its read deadline from ctx (one
+// in the past once ctx is cancelled); end, given release, undoes both.
+func (w *fdWaiter) begin(ctx context.Context, op string) (release func(), err error) {
+	if err := takeTurn(ctx, w.turn); err != nil {
+		return nil, err
+	}
+	dl, _ := ctx.Deadline() // zero time when there is none
+	if err := w.f.SetReadDeadline(dl); err != nil {
+		<-w.turn
+		return nil, w.mapErr(ctx, op, err)
+	}
+	// Cancellation without a deadline moves the deadline into the past.
+	return whenDone(ctx, func() { w.f.SetReadDeadline(longAgo) }), nil
+}
+
+func (w *fdWaiter) end(release func()) {
+	release()
+	<-w.turn
 }
 
 // takeTurn waits until the caller has turn, a waiter's exclusive use of
