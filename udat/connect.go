@@ -19,21 +19,18 @@ import (
 //     MaxRDMAReadOut, flow control on, the EP's RetryCount (C: 7) and RNR
 //     retry count 7; each side sets its EP's ACKTimeout (C: rdma_cm's
 //     default) on its rdma_cm id (retransmit.go);
-//   - private data goes on the wire unchanged (connect <= 56 bytes, accept <=
-//     160 bytes); a reject carries the 4-byte header 02 00 02 00 before the
-//     Consumer's private data, and the active side strips it;
+//   - private data goes on the wire unchanged, up to the limits of
+//     privateDataLimits; a reject carries the 4-byte header 02 00 02 00
+//     before the Consumer's private data, and the active side strips it;
 //   - when the peer disconnects, the EP disconnects too.
 //
 // The EP's QP exists from EP creation on and is driven by rdma_cm as an
 // external QP (cverbs CMID.ModifyQP).
 
 const (
-	maxConnectPrivateData = 56
-	maxAcceptPrivateData  = 160
-	maxRejectPrivateData  = 144
-	cmRNRRetryCount       = 7 // forever: a receiver short of receives is not dead (but see retransmit.go on Soft-RoCE)
-	cmResolveTimeout      = 2 * time.Second
-	ibRejConsumerDefined  = 28 // IB_CM_REJ_CONSUMER_DEFINED
+	cmRNRRetryCount      = 7 // forever: a receiver short of receives is not dead (but see retransmit.go on Soft-RoCE)
+	cmResolveTimeout     = 2 * time.Second
+	ibRejConsumerDefined = 28 // IB_CM_REJ_CONSUMER_DEFINED
 )
 
 var rejectHeader = []byte{0x02, 0x00, 0x02, 0x00}
@@ -150,7 +147,7 @@ func (ep *EP) Connect(remote netip.Addr, connQual ConnQual, timeout Timeout, pri
 
 func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout Timeout, privateData []byte, qos QoS, flags ConnectFlags) error {
 	ep.count(EPCounterConnect) // past the handle checks, as C counts it
-	if len(privateData) > maxConnectPrivateData {
+	if len(privateData) > ep.ia.privateData.connect {
 		return newError(op, InvalidParameter|InvalidArg5)
 	}
 	if flags&^3 != 0 {

@@ -94,7 +94,7 @@ func TestConnectRejected(t *testing.T) {
 	postRecvs(t, c, 0, 64, 1, 5)
 	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, nil, 0, 0))
 	cr := waitEvent(t, crEVD).CR.CR
-	requireCode(t, cr.Reject(make([]byte, 145)), InvalidParameter|InvalidArg3)
+	requireCode(t, cr.Reject(make([]byte, ia.privateData.reject+1)), InvalidParameter|InvalidArg3)
 	require.NoError(t, cr.Reject([]byte("go away")))
 	ev := waitEvent(t, c.conn)
 	require.Equal(t, EventConnectionPeerRejected, ev.Number)
@@ -225,6 +225,62 @@ func TestConnectTakesAnotherLocalPort(t *testing.T) {
 	t.Logf("%d of 8 connects took another port", redials)
 }
 
+// Each connection message carries as much private data as its transport
+// allows, and not a byte more: on InfiniBand and RoCE what the IB CM's
+// messages leave (connect 56, accept 160, reject 144 bytes), on iWARP what
+// MPA version 2 leaves in a one-byte length (251, 251, and 247 after the
+// reject header). The peer gets every byte: on iWARP exactly those, on IB padded
+// with zeros to the message's field.
+func TestPrivateDataLimits(t *testing.T) {
+	ia := openIA(t)
+	want := privateDataLimits{connect: 56, accept: 160, reject: 144}
+	if !ia.ibTransport() {
+		want = privateDataLimits{connect: 251, accept: 251, reject: 247}
+	}
+	_, pa, err := ia.Query()
+	require.NoError(t, err)
+	require.Equal(t, want.connect, pa.MaxPrivateDataSize)
+	require.Equal(t, want.accept, pa.MaxAcceptPrivateSize)
+	carries := func(got, sent []byte, what string) {
+		t.Helper()
+		require.GreaterOrEqual(t, len(got), len(sent), what)
+		require.Equal(t, sent, got[:len(sent)], what)
+		require.Equal(t, make([]byte, len(got)-len(sent)), got[len(sent):], what+": the padding")
+		if !ia.ibTransport() {
+			require.Len(t, got, len(sent), what+": iWARP pads nothing")
+		}
+	}
+	pz := mustPZ(t, ia)
+	_, crEVD, q := listenPSP(t, ia)
+	for _, accept := range []bool{true, false} {
+		c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+		connPD := pattern(want.connect, 1)
+		requireCode(t, c.ep.Connect(ia.Address(), q, waitUS, pattern(want.connect+1, 1), 0, 0), InvalidParameter|InvalidArg5)
+		require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, connPD, 0, 0))
+		cr := waitEvent(t, crEVD).CR.CR
+		cp, err := cr.Query()
+		require.NoError(t, err)
+		carries(cp.PrivateData, connPD, "the connect's private data")
+		if accept {
+			s := newSide(t, ia, pz, pairOpts{}, nil, nil)
+			acceptPD := pattern(want.accept, 2)
+			requireCode(t, cr.Accept(s.ep, pattern(want.accept+1, 2)), InvalidParameter|InvalidArg4)
+			require.NoError(t, cr.Accept(s.ep, acceptPD))
+			ev := waitEvent(t, c.conn)
+			require.Equal(t, EventConnectionEstablished, ev.Number)
+			carries(ev.Conn.PrivateData, acceptPD, "the accept's private data")
+			require.Equal(t, EventConnectionEstablished, waitEvent(t, s.conn).Number)
+			continue
+		}
+		rejectPD := pattern(want.reject, 3)
+		requireCode(t, cr.Reject(pattern(want.reject+1, 3)), InvalidParameter|InvalidArg3)
+		require.NoError(t, cr.Reject(rejectPD))
+		ev := waitEvent(t, c.conn)
+		require.Equal(t, EventConnectionPeerRejected, ev.Number)
+		carries(ev.Conn.PrivateData, rejectPD, "the reject's private data")
+	}
+}
+
 // Bad connect arguments are refused before anything happens.
 func TestConnectInvalidArguments(t *testing.T) {
 	ia := openIA(t)
@@ -233,7 +289,7 @@ func TestConnectInvalidArguments(t *testing.T) {
 	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
 	addr := ia.Address()
 	requireCode(t, c.ep.Connect(netip.Addr{}, 1, waitUS, nil, 0, 0), InvalidAddress|InvalidAddressMalformed)
-	requireCode(t, c.ep.Connect(addr, 1, waitUS, make([]byte, 57), 0, 0), InvalidParameter|InvalidArg5)
+	requireCode(t, c.ep.Connect(addr, 1, waitUS, make([]byte, ia.privateData.connect+1), 0, 0), InvalidParameter|InvalidArg5)
 	requireCode(t, c.ep.Connect(addr, 1, waitUS, nil, 0x100, 0), InvalidParameter|InvalidArg7)
 	requireCode(t, c.ep.Connect(addr, 1, waitUS, nil, 0, 4), InvalidParameter|InvalidArg8)
 	noConn, err := ia.CreateEP(pz, c.recv, c.req, nil, nil)
@@ -404,7 +460,16 @@ func TestAcceptInvalid(t *testing.T) {
 	requireCode(t, cr.Accept(p.server.ep, nil), InvalidState|InvalidStateEPConnected)
 	requireCode(t, cr.Accept(nil, nil), InvalidHandle|InvalidHandleEP)
 	s2 := newSide(t, ia, pz, pairOpts{}, nil, nil)
-	requireCode(t, cr.Accept(s2.ep, make([]byte, 161)), InvalidParameter|InvalidArg4)
-	require.NoError(t, cr.Accept(s2.ep, make([]byte, 160)))
+	requireCode(t, cr.Accept(s2.ep, make([]byte, ia.privateData.accept+1)), InvalidParameter|InvalidArg4)
+	require.NoError(t, cr.Accept(s2.ep, make([]byte, ia.privateData.accept)))
 	require.Equal(t, EventConnectionEstablished, waitEvent(t, c2.conn).Number)
+}
+
+// pattern returns n bytes, none zero, that differ with seed.
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i%251) + seed
+	}
+	return b
 }

@@ -84,9 +84,10 @@ func (cr *CR) doneLocked() {
 
 // Accept accepts the request with ep (dat_cr_accept). For a request that
 // came to an RSP, ep may be nil (the RSP's EP is used) or must be that EP;
-// for a PSPConsumerFlag PSP, ep must be UNCONNECTED. privateData (at most 160 bytes) goes to
-// the requester in its EventConnectionEstablished. For a request to a PSP
-// with PSPProviderFlag, ep is nil or the EP the PSP created, which must have
+// for a PSPConsumerFlag PSP, ep must be UNCONNECTED. privateData (at most
+// ProviderAttr.MaxAcceptPrivateSize bytes: 160, 251 on iWARP) goes to the
+// requester in its EventConnectionEstablished. For a request to a PSP with
+// PSPProviderFlag, ep is nil or the EP the PSP created, which must have
 // a PZ and a connect EVD by then (see EP.Modify). The EP is CONNECTED when
 // EventConnectionEstablished arrives on its connect EVD;
 // EventConnectionAcceptCompletionError reports a failure, also one of the
@@ -97,7 +98,7 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 	if err := cr.check(op); err != nil {
 		return err
 	}
-	if len(privateData) > maxAcceptPrivateData {
+	if len(privateData) > cr.ia.privateData.accept {
 		return newError(op, InvalidParameter|InvalidArg4)
 	}
 	cr.mu.Lock()
@@ -183,14 +184,14 @@ func (cr *CR) Accept(ep *EP, privateData []byte) error {
 
 // Reject refuses the request (dat_cr_reject, DAT 2.0 form with private
 // data). The requester gets EventConnectionPeerRejected with privateData (at
-// most 144 bytes). The CR is destroyed, and so is the EP a PSPProviderFlag
-// PSP created for it.
+// most 144 bytes, 247 on iWARP). The CR is destroyed, and so is the EP a
+// PSPProviderFlag PSP created for it.
 func (cr *CR) Reject(privateData []byte) error {
 	const op = "dat_cr_reject"
 	if err := cr.check(op); err != nil {
 		return err
 	}
-	if len(privateData) > maxRejectPrivateData || (cr.ud != nil && len(privateData) > maxUDRepPrivData) {
+	if len(privateData) > cr.ia.privateData.reject || (cr.ud != nil && len(privateData) > maxUDRepPrivData) {
 		return newError(op, InvalidParameter|InvalidArg3)
 	}
 	cr.mu.Lock()

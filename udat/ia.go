@@ -27,6 +27,8 @@ type IA struct {
 	// transport is the device's: what the IA offers besides RC follows
 	// it (transport.go).
 	transport cverbs.Transport
+	// privateData is how much private data a connection message carries.
+	privateData privateDataLimits
 
 	vctx     *cverbs.Context
 	devAttr  cverbs.DeviceAttr
@@ -149,6 +151,7 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 // transport and limits, its port's, and the IA's address.
 func (ia *IA) readDevice(op string) (err error) {
 	ia.transport = ia.vctx.Transport()
+	ia.privateData = privateDataLimitsOf(ia.transport)
 	if ia.devAttr, err = ia.vctx.QueryDevice(); err != nil {
 		return verbsErr(op, err, InternalError)
 	}
@@ -408,8 +411,9 @@ type ProviderAttr struct {
 	DATQoSSupported QoS
 	CompletionFlags CompletionFlags
 	IsThreadSafe    bool
-	// MaxPrivateDataSize is the connect private data limit (56 bytes);
-	// MaxAcceptPrivateSize, not in DAT_PROVIDER_ATTR, the accept one.
+	// MaxPrivateDataSize is the connect private data limit (56 bytes,
+	// 251 on iWARP); MaxAcceptPrivateSize, not in DAT_PROVIDER_ATTR, the
+	// accept one (160 bytes, 251 on iWARP).
 	MaxPrivateDataSize   int
 	MaxAcceptPrivateSize int
 	SupportsMultipath    bool
@@ -498,8 +502,8 @@ func (ia *IA) Query() (IAAttr, ProviderAttr, error) {
 		CompletionFlags: CompletionSuppress | CompletionSolicitedWait | CompletionUnsignalled |
 			CompletionBarrierFence | CompletionEVDThreshold,
 		IsThreadSafe:             true,
-		MaxPrivateDataSize:       maxConnectPrivateData,
-		MaxAcceptPrivateSize:     maxAcceptPrivateData,
+		MaxPrivateDataSize:       ia.privateData.connect,
+		MaxAcceptPrivateSize:     ia.privateData.accept,
 		EPCreator:                PSPCreatesEPIfAsked,
 		OptimalBufferAlignment:   OptimalAlignment,
 		PZSupport:                PZUnique,

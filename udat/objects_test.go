@@ -22,7 +22,7 @@ func TestOpenIANames(t *testing.T) {
 	require.Positive(t, a.MaxEPs)
 	require.Positive(t, a.MaxEVDQLen)
 	require.True(t, pa.IsThreadSafe)
-	require.Equal(t, 56, pa.MaxPrivateDataSize)
+	require.Equal(t, ia.privateData.connect, pa.MaxPrivateDataSize) // TestPrivateDataLimits
 
 	for _, name := range []string{a.NetDev, a.Address.String()} {
 		ia2, err := OpenIA(name, 4)

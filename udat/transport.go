@@ -27,6 +27,26 @@ func (ia *IA) hasAtomics() bool { return ia.ibTransport() && ia.devAttr.AtomicCa
 // receive breaks the connection.
 func (ia *IA) hasRNRRetry() bool { return ia.ibTransport() }
 
+// privateDataLimits are the most private data, in bytes, a Consumer may
+// give a connect, an accept and a reject (after DAT's reject header).
+type privateDataLimits struct{ connect, accept, reject int }
+
+// privateDataLimitsOf returns the limits of a transport. On InfiniBand and
+// RoCE they are what the IB CM's REQ (92 bytes) and REP (196) leave after
+// rdma_cm's 36-byte header, and its REJ (148) after DAT's reject header, as
+// in C. On iWARP, MPA version 2 puts its 4-byte IRD and ORD header in the
+// private data, whose length is one byte: 251 bytes are left (measured on
+// soft-iWARP, Linux 6.1 and 6.12). C's cma provider allows 252 there, which
+// the peer never receives: the connect is refused, the accept leaves the
+// passive side ESTABLISHED and the active side UNREACHABLE.
+func privateDataLimitsOf(t cverbs.Transport) privateDataLimits {
+	if t == cverbs.TransportIB {
+		return privateDataLimits{connect: 56, accept: 160, reject: 144}
+	}
+	const mpa = 255 - 4
+	return privateDataLimits{connect: mpa, accept: mpa, reject: mpa - len(rejectHeader)}
+}
+
 // siwVendorID is soft-iWARP's vendor_id ("bmt").
 const siwVendorID = 0x626d74
 
