@@ -86,6 +86,16 @@ func (c *Context) WaitAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	return AsyncEvent{}, unsupported("ibv_get_async_event")
 }
 
+// ServeAsync fails with ErrUnsupported in this build.
+func (c *Context) ServeAsync(ctx context.Context, handle func(AsyncEvent)) error {
+	return unsupported("ibv_get_async_event")
+}
+
+// DrainAsync fails with ErrUnsupported in this build.
+func (c *Context) DrainAsync(handle func(AsyncEvent)) error {
+	return unsupported("ibv_get_async_event")
+}
+
 // pd.go
 
 // AllocPD fails with ErrUnsupported in this build.

@@ -55,6 +55,9 @@ type cgoContext struct {
 	asyncMu sync.Mutex
 	async   *fdWaiter
 	closed  atomic.Bool
+	// takeMu is held while an asynchronous event is taken and, in
+	// ServeAsync and DrainAsync, handled.
+	takeMu sync.Mutex
 }
 
 // Open opens the device called name. It takes the context from
@@ -383,57 +386,130 @@ func macNetDev(gid [16]byte) string {
 // the netpoller, acknowledges it and returns a copy. It returns ctx.Err()
 // when ctx ends first.
 func (c *Context) WaitAsyncEvent(ctx context.Context) (AsyncEvent, error) {
-	const op = "ibv_get_async_event"
-	cctx, err := c.lock(op)
-	if err != nil {
-		return AsyncEvent{}, err
-	}
-	defer c.mu.RUnlock()
-
-	c.asyncMu.Lock()
-	if c.closed.Load() {
-		c.asyncMu.Unlock()
-		return AsyncEvent{}, closedErr(op)
-	}
-	if c.async == nil {
-		w, err := newFDWaiter(op, cctx.async_fd, c.name+"-async")
-		if err != nil {
-			c.asyncMu.Unlock()
-			return AsyncEvent{}, err
-		}
-		c.async = w
-	}
-	w := c.async
-	c.asyncMu.Unlock()
-
 	var ev AsyncEvent
 	var evErr error
-	err = w.wait(ctx, op, func() bool {
-		var ce C.struct_cverbs_async_event
-		var raw C.struct_ibv_async_event
-		rc := C.cverbs_get_async_event(cctx, &ce, &raw)
-		if rc == C.EAGAIN {
-			return false
-		}
-		if rc != 0 {
-			evErr = opErr(op, int(rc))
-			return true
-		}
-		// Resolve the objects before the ack: until then they cannot be
-		// destroyed.
-		ev = AsyncEvent{
-			Type:  AsyncEventType(ce._type),
-			QPNum: uint32(ce.qp_num),
-			QP:    qpRegistry.get(unsafe.Pointer(ce.qp)),
-			SRQ:   srqRegistry.get(unsafe.Pointer(ce.srq)),
-			CQ:    cqRegistry.get(unsafe.Pointer(ce.cq)),
-			Port:  uint8(ce.port),
-		}
-		C.ibv_ack_async_event(&raw)
-		return true
+	err := c.waitAsync(ctx, func(cctx *C.struct_ibv_context) bool {
+		c.takeMu.Lock()
+		defer c.takeMu.Unlock()
+		var got bool
+		got, evErr = takeAsync(cctx, &ev)
+		return got || evErr != nil
 	})
 	if err != nil {
 		return AsyncEvent{}, err
 	}
 	return ev, evErr
+}
+
+// ServeAsync hands every asynchronous event of the device to handle, in
+// order, until ctx ends (it returns ctx.Err()), the context is closed
+// (ErrClosed) or an event cannot be taken (its error). Each event is taken
+// and handled under the lock DrainAsync takes: once DrainAsync returns,
+// every event the device raised before it was called has been handled.
+// handle must not close the context.
+func (c *Context) ServeAsync(ctx context.Context, handle func(AsyncEvent)) error {
+	var evErr error
+	err := c.waitAsync(ctx, func(cctx *C.struct_ibv_context) bool {
+		evErr = c.handleQueued(cctx, handle)
+		return evErr != nil
+	})
+	if err != nil {
+		return err
+	}
+	return evErr
+}
+
+// DrainAsync hands handle the asynchronous events the device has raised
+// and ServeAsync has not handled yet, and waits for the one ServeAsync may
+// be handling: a caller that has seen an effect of an event (a QP's
+// connection closed after the QP failed) learns of the event first.
+func (c *Context) DrainAsync(handle func(AsyncEvent)) error {
+	const op = "ibv_get_async_event"
+	cctx, err := c.lock(op)
+	if err != nil {
+		return err
+	}
+	defer c.mu.RUnlock()
+	if _, err := c.asyncWaiter(op, cctx); err != nil {
+		return err
+	}
+	return c.handleQueued(cctx, handle)
+}
+
+// handleQueued takes the device's queued events one by one and hands each
+// to handle, under takeMu, until none is left.
+func (c *Context) handleQueued(cctx *C.struct_ibv_context, handle func(AsyncEvent)) error {
+	c.takeMu.Lock()
+	defer c.takeMu.Unlock()
+	for {
+		var ev AsyncEvent
+		if got, err := takeAsync(cctx, &ev); !got {
+			return err
+		}
+		handle(ev)
+	}
+}
+
+// waitAsync calls try with the device whenever its asynchronous events'
+// file may be read, until try reports done, as fdWaiter.wait does.
+func (c *Context) waitAsync(ctx context.Context, try func(*C.struct_ibv_context) bool) error {
+	const op = "ibv_get_async_event"
+	cctx, err := c.lock(op)
+	if err != nil {
+		return err
+	}
+	defer c.mu.RUnlock()
+	w, err := c.asyncWaiter(op, cctx)
+	if err != nil {
+		return err
+	}
+	return w.wait(ctx, op, func() bool { return try(cctx) })
+}
+
+// asyncWaiter returns the waiter of the device's asynchronous events' file,
+// made at the first call. Making it turns the file non-blocking (the
+// duplicate shares its flags), which every take of an event relies on.
+// Caller holds c.mu shared.
+func (c *Context) asyncWaiter(op string, cctx *C.struct_ibv_context) (*fdWaiter, error) {
+	c.asyncMu.Lock()
+	defer c.asyncMu.Unlock()
+	if c.closed.Load() {
+		return nil, closedErr(op)
+	}
+	if c.async == nil {
+		w, err := newFDWaiter(op, cctx.async_fd, c.name+"-async")
+		if err != nil {
+			return nil, err
+		}
+		c.async = w
+	}
+	return c.async, nil
+}
+
+// takeAsync takes the device's next asynchronous event into ev without
+// waiting, and acknowledges it: got is false when there is none (or it
+// could not be taken: err). Caller holds takeMu.
+func takeAsync(cctx *C.struct_ibv_context, ev *AsyncEvent) (got bool, err error) {
+	const op = "ibv_get_async_event"
+	var ce C.struct_cverbs_async_event
+	var raw C.struct_ibv_async_event
+	rc := C.cverbs_get_async_event(cctx, &ce, &raw)
+	if rc == C.EAGAIN {
+		return false, nil
+	}
+	if rc != 0 {
+		return false, opErr(op, int(rc))
+	}
+	// Resolve the objects before the ack: until then they cannot be
+	// destroyed.
+	*ev = AsyncEvent{
+		Type:  AsyncEventType(ce._type),
+		QPNum: uint32(ce.qp_num),
+		QP:    qpRegistry.get(unsafe.Pointer(ce.qp)),
+		SRQ:   srqRegistry.get(unsafe.Pointer(ce.srq)),
+		CQ:    cqRegistry.get(unsafe.Pointer(ce.cq)),
+		Port:  uint8(ce.port),
+	}
+	C.ibv_ack_async_event(&raw)
+	return true, nil
 }

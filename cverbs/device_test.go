@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -400,6 +401,68 @@ func TestSRQLimitEvent(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, qa.Limit)
 	}
+}
+
+// DrainAsync hands over, without waiting, an event the device raised
+// before its effect was seen: the SRQ limit event, raised as the receive
+// that crossed the limit was taken, once that receive's completion is
+// polled. With ServeAsync running meanwhile, each event is handed over
+// once: by one or the other.
+func TestDrainAsync(t *testing.T) {
+	r := newRig(t)
+	srq, err := r.pd.NewSRQ(SRQInitAttr{MaxWR: 64, MaxSGE: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, srq.Close()) })
+	a, b := r.newPair(t, endOpts{}, endOpts{srq: srq})
+	var mu sync.Mutex
+	limits := map[string]int{}
+	handler := func(who string) func(AsyncEvent) {
+		return func(ev AsyncEvent) {
+			if ev.Type == EventSRQLimitReached && ev.SRQ == srq {
+				mu.Lock()
+				limits[who]++
+				mu.Unlock()
+			}
+		}
+	}
+	// crossLimit posts 16 receives, arms the limit and takes 10.
+	crossLimit := func(limit int) {
+		t.Helper()
+		recvs := make([]RecvWR, 16)
+		for i := range recvs {
+			recvs[i] = RecvWR{ID: uint64(i), SGL: []SGE{b.buf.sge(i*64, 64)}}
+		}
+		_, err := srq.PostRecv(recvs)
+		require.NoError(t, err)
+		require.NoError(t, srq.SetLimit(limit))
+		wrs := make([]SendWR, 10)
+		for i := range wrs {
+			wrs[i] = SendWR{ID: uint64(i), SGL: []SGE{a.buf.sge(i*64, 64)}}
+		}
+		wrs[9].Flags = SendSignaled
+		_, err = a.qp.PostSend(wrs)
+		require.NoError(t, err)
+		mustPollOK(t, a.scq, 1, WCSend)
+		mustPollOK(t, b.rcq, 10, WCRecv)
+	}
+
+	crossLimit(8) // 6 left
+	require.NoError(t, r.ctx.DrainAsync(handler("drain")))
+	require.Equal(t, map[string]int{"drain": 1}, limits, "DrainAsync alone")
+
+	clear(limits)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.ctx.ServeAsync(ctx, handler("serve")) }()
+	crossLimit(14) // 6 + 16 - 10 = 12 left
+	require.NoError(t, r.ctx.DrainAsync(handler("drain")))
+	mu.Lock()
+	got := limits["serve"] + limits["drain"]
+	mu.Unlock()
+	require.Equal(t, 1, got, "the limit event, handed over once by the time DrainAsync returns: %v", limits)
+	cancel()
+	require.ErrorIs(t, <-served, context.Canceled)
+	t.Logf("handed over by %v", limits)
 }
 
 // compWait is one way to wait on a completion channel.

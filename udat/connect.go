@@ -399,6 +399,14 @@ func (ep *EP) idleIDLocked() *cverbs.CMID {
 
 // cmEvent handles an rdma_cm event for the EP's connection.
 func (ep *EP) cmEvent(ev cverbs.CMEvent) {
+	if ev.Type == cverbs.CMEventDisconnected && !ep.ia.ibTransport() {
+		// iWARP ends the stream of a QP that failed (a remote access
+		// error, say) as an orderly end, after the device raised the
+		// failure: handled first, it breaks the EP (handleAsync), and
+		// the end is BROKEN, not DISCONNECTED. Before ep.mu, which
+		// handleAsync does not take but its callers' locks come after.
+		ep.ia.vctx.DrainAsync(ep.ia.handleAsync)
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	id := ep.cmid
@@ -525,10 +533,15 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			if ep.getState() == EPStateDisconnected {
 				break
 			}
-			// The peer disconnected: answer it.
+			// The peer disconnected, or on iWARP the link went down,
+			// which its connection manager reports the same way: answer.
 			ep.flushQueues()
 			id.Disconnect()
-			ep.failLocked(EventConnectionDisconnected, nil)
+			end := EventConnectionDisconnected
+			if ep.ia.linkDown() {
+				end = EventConnectionBroken
+			}
+			ep.failLocked(end, nil)
 		case EPStateDisconnectPending:
 			ep.failLocked(EventConnectionDisconnected, nil)
 		case EPStateDisconnected:

@@ -141,8 +141,8 @@ func OpenIA(name string, asyncEVDQLen int) (*IA, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ia.cancel = cancel
 	ia.loops.Add(3)
-	go ia.cmLoop(ctx, &ia.loops)
-	go eventLoop(ctx, &ia.loops, ia.vctx.WaitAsyncEvent, ia.handleAsync)
+	go serveLoop(ctx, &ia.loops, func(ctx context.Context) error { return ia.ech.Serve(ctx, ia.dispatchCM) })
+	go serveLoop(ctx, &ia.loops, func(ctx context.Context) error { return ia.vctx.ServeAsync(ctx, ia.handleAsync) })
 	go ia.watchProgress(ctx, &ia.loops)
 	return ia, nil
 }
@@ -704,34 +704,16 @@ func (ia *IA) maxMessageSize() uint64 {
 	return 1 << 31
 }
 
-// eventLoop hands what next returns to handle until ctx ends. The IA runs
-// it for device asynchronous events, which become DAT asynchronous events
-// (handleAsync); rdma_cm events go to their EP, CR or service point in
-// cmLoop (dispatchCM). A failed wait is retried after a pause, so that an
-// error cannot make it spin.
-func eventLoop[T any](ctx context.Context, wg *sync.WaitGroup, next func(context.Context) (T, error), handle func(T)) {
+// serveLoop runs serve until ctx ends. The IA runs one for its rdma_cm
+// events (EventChannel.Serve; dispatchCM hands each to its EP, CR or
+// service point) and one for the device's asynchronous events
+// (Context.ServeAsync; handleAsync makes DAT asynchronous events of them).
+// A serve that fails is run again after a pause, so that an error cannot
+// make it spin.
+func serveLoop(ctx context.Context, wg *sync.WaitGroup, serve func(context.Context) error) {
 	defer wg.Done()
 	for {
-		ev, err := next(ctx)
-		if err == nil {
-			handle(ev)
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// cmLoop hands the IA's rdma_cm events to dispatchCM until ctx ends, as
-// eventLoop would, but through EventChannel.Serve, which sets its wait up
-// once rather than for every event.
-func (ia *IA) cmLoop(ctx context.Context, wg *sync.WaitGroup) {
-	defer wg.Done()
-	for {
-		ia.ech.Serve(ctx, ia.dispatchCM)
+		serve(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -1,6 +1,10 @@
 package udat
 
-import "github.com/udapl-go/udapl/cverbs"
+import (
+	"net"
+
+	"github.com/udapl-go/udapl/cverbs"
+)
 
 // What an IA offers besides RC connections follows its device's transport.
 // InfiniBand and RoCE devices (TransportIB: rxe) have UD QPs, immediate
@@ -45,6 +49,20 @@ func privateDataLimitsOf(t cverbs.Transport) privateDataLimits {
 	}
 	const mpa = 255 - 4
 	return privateDataLimits{connect: mpa, accept: mpa, reject: mpa - len(rejectHeader)}
+}
+
+// linkDown reports whether the IA's network interface has stopped running
+// (taken down, its carrier lost, or gone). Only iWARP asks: its connection
+// manager reports a connection that a link loss ended as an orderly end
+// (soft-iWARP moves every QP to the error state as its interface goes
+// down), where InfiniBand and RoCE fail the DTOs. An interface stops
+// running as it starts going down, before soft-iWARP fails its QPs.
+func (ia *IA) linkDown() bool {
+	if ia.ibTransport() || ia.netdev == "" {
+		return false
+	}
+	ifi, err := net.InterfaceByName(ia.netdev)
+	return err != nil || ifi.Flags&net.FlagRunning == 0
 }
 
 // siwVendorID is soft-iWARP's vendor_id ("bmt").
