@@ -385,3 +385,16 @@ func TestReadConn(t *testing.T) {
 
 	assert.Equal(t, "(not run)\n", (&report{in: inputs(t, "r\tudapl\t1\t30\tNA\t5\tNA")}).connections())
 }
+
+// Only the connection rows that ran have lines: here the 2-vCPU VM's
+// polling row, whose four runs timed out.
+func TestConnOnlyRowsThatRan(t *testing.T) {
+	in := inputs(t,
+		"conn_rc_poll_smp\tc-c\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+		"conn_rc_poll_smp\tgo-go\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+	)
+	s := (&report{in: in}).connections()
+	assert.NotContains(t, s, "deterministic VM")
+	assert.NotContains(t, s, "dat_evd_wait")
+	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | FAILED (1 run) |\n")
+}

@@ -208,18 +208,19 @@ func (r *report) roundTrip() string {
 // connections is the table of the connection rows: the median connections
 // per second of each combination of C and udapl (dtestcm and its Go port)
 // as server and client, and each against C's own (C server, C client),
-// as the ratio of the medians and paired by repetition; "(not run)" when
-// the bench ran none.
+// as the ratio of the medians and paired by repetition. Only the rows
+// that ran; "(not run)" when the bench ran none.
 func (r *report) connections() string {
-	ran := false
+	var rows []string
 	for _, row := range connRows {
 		for _, tool := range ConnTools {
 			if _, ok := r.in.Stat(row, tool, MsgRate); ok || r.in.Fails(row, tool) > 0 {
-				ran = true
+				rows = append(rows, row)
+				break
 			}
 		}
 	}
-	if !ran {
+	if len(rows) == 0 {
 		return "(not run)\n"
 	}
 	var b strings.Builder
@@ -228,7 +229,7 @@ func (r *report) connections() string {
 		b.WriteString(" " + connToolNames[tool] + " |")
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(ConnTools)) + "\n")
-	for _, row := range connRows {
+	for _, row := range rows {
 		c := r.in.Median(row, "c-c", MsgRate)
 		var rate, ratio, paired strings.Builder
 		for _, tool := range ConnTools {
