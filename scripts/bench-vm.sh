@@ -57,7 +57,8 @@
 # program that printed its pass line and then died of SIGSEGV or SIGABRT
 # counts as passed (OFA DAPL's cma provider crashes now and then closing
 # its IA: docs/testbed.md), with a line on stderr. (dtestcm's UD mode, -u,
-# has no row: the cma provider has no UD, and the Go port speaks RC only.)
+# has no row: C's fails in dat_ep_create with every provider here, cma, scm
+# and ucm, and the Go port speaks RC only: docs/performance.md.)
 #
 # Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
 # BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_NRTT (2000:
