@@ -94,7 +94,10 @@ nconn=${BENCH_NCONN:-1000}
 burst=${BENCH_BURST:-100}
 conn_reps=${BENCH_CONN_REPS:-3}
 conn_timeout=${BENCH_CONN_TIMEOUT:-240}
-conn_port=48000
+# Below the ephemeral ports (ip_local_port_range, 32768-60999), which the
+# clients' connections take in rdma_cm's port space: a C server's PSP on
+# 48009 once met one still held (DAT_CONN_QUAL_IN_USE).
+conn_port=25000
 udport=47900
 port=21000
 # The servers that serve every run are bounded by the whole bench.
@@ -329,10 +332,22 @@ cm() {
 	timeout -k "$kill_after" "$sbound" "${sargs[@]}" >"$raw.server" 2>&1 &
 	srv=$!
 	# The C server creates its EPs first: 3 s for 1000 in the 2-vCPU VM.
-	if ! wait_for "$raw.server" "server waiting for client\|dtestcmgo: listening" 60; then
-		stop "$srv"
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "server waiting for client\|dtestcmgo: listening" "$raw.server" 2>/dev/null && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q "server waiting for client\|dtestcmgo: listening" "$raw.server" 2>/dev/null; then
 		: >"$raw"
-		failed "$row" "$tool" "$rep" "server: not listening after 60 s (exit status $job_status); stopped" "$raw"
+		if kill -0 "$srv" 2>/dev/null; then
+			stop "$srv"
+			reason="server: not listening after 60 s; stopped"
+		else
+			wait "$srv" 2>/dev/null
+			reason="server: ended before it listened, exit status $?"
+		fi
+		failed "$row" "$tool" "$rep" "$reason" "$raw"
 		return
 	fi
 	bounded "$conn_timeout" "${cargs[@]}" >"$raw" 2>&1

@@ -352,7 +352,10 @@ func TestParseDtestcm(t *testing.T) {
 	assert.True(t, r.Failed())
 	_, why = ParseRun(Run{Row: "conn_rc_poll", Tool: "go-c", Rep: "2", Status: "server: exit status 1"}, "DAPL Connection Test Complete.\n")
 	assert.Equal(t, "server: exit status 1", why)
-	assert.Equal(t, "abc...", lastLine("x\nabcdef\n \n", 3))
+	assert.Equal(t, "abc...", failLine("x\nabcdef\n \n", 3), "the last line, cut")
+	assert.Equal(t, "ERR psp_create: DAT_CONN_QUAL_IN_USE", failLine(" Running server on ofa-v2-cma-roe-d0 with 1000 RC connections\n"+
+		" ERR psp_create: DAT_CONN_QUAL_IN_USE \n ERR: Checking ASYNC EVD...\n", 160), "the C program's first error")
+	assert.Equal(t, "", failLine("\n \n", 10))
 }
 
 // The connection rows of a recorded run (testdata/conn: both VMs, 3
@@ -397,4 +400,18 @@ func TestConnOnlyRowsThatRan(t *testing.T) {
 	assert.NotContains(t, s, "deterministic VM")
 	assert.NotContains(t, s, "dat_evd_wait")
 	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | FAILED (1 run) |\n")
+}
+
+// A server that failed: its own output says why (testdata/connfail).
+func TestReadConnServerFailure(t *testing.T) {
+	in, err := Read(filepath.Join("testdata", "connfail"))
+	require.NoError(t, err)
+	require.Len(t, in.Failures, 1)
+	f := in.Failures[0]
+	assert.Equal(t, "conn_rc_poll_smp", f.Row)
+	assert.Equal(t, "server: ended before it listened, exit status 0: ERR psp_create: DAT_CONN_QUAL_IN_USE", f.Reason)
+	assert.Equal(t, 1, in.Fails("conn_rc_poll_smp", "c-c"))
+	require.NotNil(t, in.Median("conn_rc_poll_smp", "go-go", MsgRate))
+	s := (&report{in: in}).connections()
+	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | 276 |\n")
 }

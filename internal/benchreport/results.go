@@ -153,6 +153,14 @@ func readResults(dir, mode, path, b string) ([]Result, []Failure, error) {
 			// Both VMs run the connection rows: each its own.
 			r.Row = run.Row + "_" + mode
 			run.Row = r.Row
+			if strings.HasPrefix(run.Status, "server:") {
+				// What the server said went wrong, from its output.
+				if b, err := os.ReadFile(filepath.Join(md, run.Raw+".server")); err == nil {
+					if e := failLine(string(b), 160); e != "" {
+						reason += ": " + e
+					}
+				}
+			}
 		}
 		rs = append(rs, r)
 		if reason != "" {

@@ -74,9 +74,8 @@ func ParseRun(run Run, out string) (r Result, reason string) {
 			}
 		}
 		if Kind(run.Row) == "conn" && strings.HasPrefix(reason, "client:") {
-			// What the client said last (the Go port's error, the C
-			// program's last step).
-			if e := lastLine(out, 160); e != "" {
+			// What the client said went wrong (failLine).
+			if e := failLine(out, 160); e != "" {
 				reason += ": " + e
 			}
 		}
@@ -313,19 +312,31 @@ func parseDtestcm(r *Result, out string) error {
 	return fmt.Errorf("no dtestcm CPS line")
 }
 
-// lastLine is the last line of out that is not blank, cut to at most max
-// bytes, or "".
-func lastLine(out string, max int) string {
+// failLine is what a dtestcm's output (C or Go) says went wrong: its first
+// line with "ERR" (the C program's errors: "ERR psp_create:
+// DAT_CONN_QUAL_IN_USE", "DAPL ERR ..."; the Go port's fatal error, which
+// ends it, names a DAT error), else its last line that is not blank (how
+// far it got), cut to at most max bytes; "" for an empty output.
+func failLine(out string, max int) string {
 	ls := lines(out)
-	for i := len(ls) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(ls[i]); l != "" {
-			if len(l) > max {
-				l = l[:max] + "..."
-			}
-			return l
+	l := ""
+	for _, s := range ls {
+		if strings.Contains(s, "ERR") {
+			l = s
+			break
 		}
 	}
-	return ""
+	for i := len(ls) - 1; i >= 0 && l == ""; i-- {
+		l = ls[i]
+		if strings.TrimSpace(l) == "" {
+			l = ""
+		}
+	}
+	l = strings.TrimSpace(l)
+	if len(l) > max {
+		l = l[:max] + "..."
+	}
+	return l
 }
 
 // DevinfoMTU is the active MTU in ibv_devinfo's output (its first port),
