@@ -13,8 +13,9 @@
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
 #                (default 10m; SOAK=60s for a short run) under a schedule of
 #                faults, then its accounting table (not part of make test)
-#   make bench   perftest, C DAPL and udapl side by side in one VM; writes BENCHMARKS.md
-#                (make bench-instr first, then the rates)
+#   make bench   perftest, C DAPL and udapl side by side in two VMs; writes BENCHMARKS.md
+#                (make bench-instr first, then in each VM the rates and the
+#                connection setup rate of C's dtestcm and its Go port, both roles)
 #   make bench-instr user-space instructions per operation of each tool, counted
 #                with callgrind in the VM; the first section of BENCHMARKS.md
 #   make guard   user-space instructions per DTO of udat's post and completion over
@@ -160,6 +161,9 @@ test-2host-612: deps
 demo: deps
 	$(if $(RDMA),UDAPL_RDMA=$(RDMA) UDAPL_DEMO_VM=1 )scripts/demo.sh
 
+# Settings in the header of scripts/bench.sh; BENCH_ROWS_DET="conn_rc_wait
+# conn_rc_poll" BENCH_MODES=det BENCH_INSTR=0 BENCH_MD=/tmp/b.md: one part only,
+# its report in /tmp/b.md.
 bench: deps
 	scripts/bench.sh
 

@@ -20,7 +20,8 @@
 # when the client or the server times out or exits with an error, when its
 # server is still there after the client ended, or when its output lacks
 # the tool's result marker (perftest's #bytes header, dapltest's raw: line,
-# udattest's PASSED line), or, as internal/benchreport finds, when the
+# udattest's PASSED line, dtestcm's "Connection Test Complete." from both
+# sides), or, as internal/benchreport finds, when the
 # result it marks does not parse; a leftover server is killed and the bench
 # goes on. Each run this script saw fail also gets a line in
 # OUTDIR/failures.tsv, for people and bench.sh's count (the report reads
@@ -39,11 +40,33 @@
 # CPU from one of perftest's two pollers (597 preemptions in one 20,000
 # message run).
 #
+# The connection rows (conn_rc_wait, conn_rc_poll) run dtestcm's RC
+# protocol, as `dtestcm -c BENCH_NCONN -b BENCH_BURST`, in four
+# combinations, each a "tool" of runs.tsv named SERVER-CLIENT: c-c (the C
+# dtestcm of dapl2-utils on both sides), c-go (C server, Go client:
+# internal/cmd/dtestcmgo, the Go port of internal/dtestport), go-c and
+# go-go, in an order that rotates with the repetition; conn_rc_wait with
+# -w (dat_evd_wait), conn_rc_poll without (polling). The client's output
+# (its connections per second) is raw/ROW.TOOL.REP, the server's beside it
+# with .server added. Each run gets a connection qualifier of its own (a
+# port used within the last minute can meet its predecessors in
+# TIME_WAIT); the TCP exchange is on dtestcm's fixed port 15828. A client
+# gets BENCH_CONN_TIMEOUT seconds, its server twice as long and a minute
+# (it starts first and ends last: the C server frees its EPs at 10 ms
+# each). They run only in the first BENCH_CONN_REPS repetitions. A C
+# program that printed its pass line and then died of SIGSEGV or SIGABRT
+# counts as passed (OFA DAPL's cma provider crashes now and then closing
+# its IA: docs/testbed.md), with a line on stderr. (dtestcm's UD mode, -u,
+# has no row: C's fails in dat_ep_create with every provider here, cma, scm
+# and ucm, and the Go port speaks RC only: docs/performance.md.)
+#
 # Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
 # BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_NRTT (2000:
 # iterations of the blocking round-trip rows), BENCH_DEPTH (64),
 # BENCH_TIMEOUT (60 s per run), BENCH_KILL_AFTER (10 s), BENCH_ROWS (the rows
-# to run, default all), BENCH_MODE (det or smp, recorded in env.txt),
+# to run, default all), BENCH_NCONN (1000), BENCH_BURST (100),
+# BENCH_CONN_REPS (3), BENCH_CONN_TIMEOUT (240 s), BENCH_MODE (det or smp,
+# recorded in env.txt),
 # BENCH_PERFTEST_CM (1: perftest connects through rdma_cm, -R; 0: through its
 # TCP handshake. With -R a perftest bandwidth server busy-polls the CQ of its
 # rdma_cm key exchange for the whole run, which on one vCPU takes half the
@@ -66,6 +89,15 @@ depth=${BENCH_DEPTH:-64}
 run_timeout=${BENCH_TIMEOUT:-60}
 kill_after=${BENCH_KILL_AFTER:-10}
 udattest=$root/bin/udattest
+dtestcmgo=$root/bin/dtestcmgo
+nconn=${BENCH_NCONN:-1000}
+burst=${BENCH_BURST:-100}
+conn_reps=${BENCH_CONN_REPS:-3}
+conn_timeout=${BENCH_CONN_TIMEOUT:-240}
+# Below the ephemeral ports (ip_local_port_range, 32768-60999), which the
+# clients' connections take in rdma_cm's port space: a C server's PSP on
+# 48009 once met one still held (DAT_CONN_QUAL_IN_USE).
+conn_port=25000
 udport=47900
 port=21000
 # The servers that serve every run are bounded by the whole bench.
@@ -92,6 +124,7 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "dapl=$(dpkg-query -W -f '${Version}' dapl2-utils 2>/dev/null)"
 	echo "reps=$reps n64=$n64 n4k=$n4k nlat=$nlat depth=$depth"
 	echo "nrtt=$nrtt"
+	echo "nconn=$nconn burst=$burst conn_reps=$conn_reps conn_timeout=$conn_timeout"
 	echo "perftest_cm=${cm:-tcp}"
 	echo "timeout=$run_timeout kill_after=$kill_after"
 } >"$out/env.txt"
@@ -164,10 +197,11 @@ why() {
 	esac
 }
 
-# wait_for FILE PATTERN: wait up to 15 s for PATTERN to show in FILE.
+# wait_for FILE PATTERN [SECS]: wait up to SECS (15) s for PATTERN to show
+# in FILE.
 wait_for() {
 	local i
-	for i in $(seq 150); do
+	for i in $(seq $((${3:-15} * 10))); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -259,12 +293,108 @@ ours() {
 	ran "$row" udapl "$rep" "$raw" ok
 }
 
+# cm_ok STATUS OUTPUT: whether a dtestcm run (C or Go) passed: it exited 0
+# and printed the pass line; or it is the C program, printed the pass line
+# and died of SIGSEGV or SIGABRT after it (128 + the signal, as timeout
+# passes it on). Says so on stderr for the latter.
+cm_pass="Connection Test Complete."
+cm_ok() {
+	grep -q "$cm_pass" "$2" 2>/dev/null || return 1
+	case $1 in
+	0) return 0 ;;
+	139 | 134)
+		echo "bench: $2: the C dtestcm crashed (exit status $1) after its pass line; counted as passed" >&2
+		return 0
+		;;
+	esac
+	return 1
+}
+
+# cm ROW REP TOOL WAIT: one dtestcm run, TOOL c-c, c-go, go-c or go-go
+# (server-client), WAIT -w or "" (polling). The server starts first; the
+# client connects once it listens.
+cm() {
+	local row=$1 rep=$2 tool=$3 wait=$4
+	local raw=$out/raw/$row.$tool.$rep srv st reason=
+	local -a common sargs cargs
+	conn_port=$((conn_port + 1))
+	common=(-p "$conn_port" -c "$nconn" -b "$burst" $wait)
+	case $tool in
+	c-*) sargs=(stdbuf -oL -eL dtestcm -s -P "$provider" "${common[@]}") ;;
+	go-*) sargs=("$dtestcmgo" -s -D "$dev" "${common[@]}") ;;
+	esac
+	case $tool in
+	*-c) cargs=(stdbuf -oL -eL dtestcm -h "$addr" -P "$provider" "${common[@]}") ;;
+	*-go) cargs=("$dtestcmgo" -h "$addr" -D "$dev" "${common[@]}") ;;
+	esac
+	# The server: its start, the client's run and its end.
+	local sbound=$((2 * conn_timeout + 60))
+	timeout -k "$kill_after" "$sbound" "${sargs[@]}" >"$raw.server" 2>&1 &
+	srv=$!
+	# The C server creates its EPs first: 3 s for 1000 in the 2-vCPU VM.
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "server waiting for client\|dtestcmgo: listening" "$raw.server" 2>/dev/null && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q "server waiting for client\|dtestcmgo: listening" "$raw.server" 2>/dev/null; then
+		: >"$raw"
+		if kill -0 "$srv" 2>/dev/null; then
+			stop "$srv"
+			reason="server: not listening after 60 s; stopped"
+		else
+			wait "$srv" 2>/dev/null
+			reason="server: ended before it listened, exit status $?"
+		fi
+		failed "$row" "$tool" "$rep" "$reason" "$raw"
+		return
+	fi
+	bounded "$conn_timeout" "${cargs[@]}" >"$raw" 2>&1
+	st=$?
+	if ! cm_ok "$st" "$raw"; then
+		stop "$srv"
+		reason="client: $(why "$st" "$conn_timeout"); server stopped"
+		[ "$st" = 0 ] && reason="client: no pass line; server stopped"
+	else
+		finish "$srv" "$conn_timeout"
+		if [ "$job_left" = 1 ]; then
+			reason="server still running $conn_timeout s after the client ended: stopped"
+		elif ! cm_ok "$job_status" "$raw.server"; then
+			reason="server: $(why "$job_status" "$sbound")"
+			[ "$job_status" = 0 ] && reason="server: no pass line"
+		fi
+	fi
+	if [ -n "$reason" ]; then
+		failed "$row" "$tool" "$rep" "$reason" "$raw"
+		return
+	fi
+	ran "$row" "$tool" "$rep" "$raw" ok
+}
+
+# conn_row ROW REP: the four combinations of a connection row, in an order
+# that rotates with the repetition.
+conn_row() {
+	local row=$1 rep=$2 wait= i tools=(c-c c-go go-c go-go)
+	[ "$rep" -le "$conn_reps" ] || return 0
+	case $row in *_wait*) wait=-w ;; esac
+	for i in 0 1 2 3; do
+		cm "$row" "$rep" "${tools[$(((i + rep - 1) % 4))]}" "$wait"
+	done
+}
+
 # One row of the table: the same operation, size, iterations, queue depth
 # (perftest -t, dapltest -p, udattest -q), a completion for every operation
 # (perftest -Q 1; dapltest always), busy polling (dapltest -m p).
 run_row() {
 	local row=$1 rep=$2 order=$3
 	local size n
+	case $row in
+	conn_*)
+		conn_row "$row" "$rep"
+		return
+		;;
+	esac
 	case $row in
 	*_64 | *_64_*) size=64 n=$n64 ;;
 	*_4k | *_4k_*) size=4096 n=$n4k ;;
@@ -331,7 +461,7 @@ start_dapl_server
 
 rows=${BENCH_ROWS:-write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
 write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block
-write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block}
+write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll}
 orders=("perftest dapl udapl" "udapl perftest dapl" "dapl udapl perftest")
 start=$(date +%s)
 for rep in $(seq "$reps"); do

@@ -11,12 +11,16 @@
 # each row run by perftest (ib_*_bw, ib_*_lat), the C reference (dapltest -T
 # P through the cma provider, a dat.conf entry on the VM's netdev) and
 # udattest -T P with the same parameters, alternating the tools' order,
-# BENCH_REPS times (scripts/bench-vm.sh), then in each boot the Go data-path
+# BENCH_REPS times (scripts/bench-vm.sh); in both boots the connection rows:
+# dtestcm's RC connection setup (-c BENCH_NCONN -b 100), the C dtestcm of
+# dapl2-utils and the Go port (bin/dtestcmgo) in the four combinations of
+# server and client, with dat_evd_wait and polling, in the first
+# BENCH_CONN_REPS repetitions; then in each boot the Go data-path
 # benchmarks of package udat (udat/bench_test.go). Results go to
 # $BENCH_OUT/det and $BENCH_OUT/smp (default /tmp/udapl-bench); after the VMs
 # exit this host writes BENCHMARKS.md (go run ./internal/cmd/benchreport):
-# medians, the ratios udapl/perftest and udapl/C DAPL, and which targets are
-# met.
+# medians, the ratios udapl/perftest and udapl/C DAPL (connections: each
+# combination against C's own), and which targets are met.
 #
 # Every run of every tool, server and client, is bounded (BENCH_TIMEOUT
 # seconds, then killed); a run that times out or fails is counted and shown
@@ -30,7 +34,9 @@
 # Environment: BENCH_REPS (9; the deterministic VM: BENCH_REPS_DET, 3), BENCH_N64 (20000), BENCH_N4K (10000),
 # BENCH_NLAT (3000), BENCH_DEPTH (64), BENCH_TIMEOUT (60 s per run),
 # BENCH_KILL_AFTER (10 s from SIGTERM to SIGKILL), BENCH_GOBENCH (1: run the
-# Go benchmarks), BENCH_MODES (det smp: the boots to run), BENCH_ROWS_DET
+# Go benchmarks), BENCH_NCONN (1000), BENCH_CONN_REPS (3),
+# BENCH_CONN_TIMEOUT (240 s per dtestcm client), BENCH_MODES (det smp: the
+# boots to run), BENCH_ROWS_DET
 # and BENCH_ROWS_SMP (their rows), BENCH_OUT, BENCH_MD (BENCHMARKS.md).
 set -euo pipefail
 
@@ -54,12 +60,12 @@ fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- cmd udat cverbs 2>/dev/null || commit="$commit (with uncommitted changes)"
 echo "commit=$commit" >"$out/host.txt"
-echo "bench.sh: building bin/udattest and the udat benchmark binary"
-go build -o bin/ ./cmd/udattest
+echo "bench.sh: building bin/udattest, bin/dtestcmgo and the udat benchmark binary"
+go build -o bin/ ./cmd/udattest ./internal/cmd/dtestcmgo
 if [ "$gobench" = 1 ]; then
 	go test -c -o "$out/udat.test" ./udat/
 fi
-for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat dapltest; do
+for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat dapltest dtestcm; do
 	command -v "$t" >/dev/null || {
 		echo "bench.sh: $t is missing (scripts/install-deps.sh installs perftest and dapl2-utils)" >&2
 		exit 1
@@ -68,8 +74,8 @@ done
 
 # The VM part: the comparison, then the Go benchmarks, in one boot per mode.
 det_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
-write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block"
-smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block"
+write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block conn_rc_wait conn_rc_poll"
+smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll"
 for mode in ${BENCH_MODES:-det smp}; do
 	mkdir -p "$out/$mode"
 	cat >"$out/$mode/vm.sh" <<EOF

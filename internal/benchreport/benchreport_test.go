@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +212,7 @@ func TestReadNoResults(t *testing.T) {
 // compares it with the golden file beside it (go test -update rewrites
 // them).
 func TestReport(t *testing.T) {
-	for _, run := range []string{"clean", "failures"} {
+	for _, run := range []string{"clean", "failures", "conn"} {
 		t.Run(run, func(t *testing.T) {
 			in, err := Read(filepath.Join("testdata", run))
 			require.NoError(t, err)
@@ -325,4 +326,92 @@ func TestReadRuns(t *testing.T) {
 	assert.Equal(t, fails, in.Failures)
 	assert.Equal(t, "1024", in.env("mtu", "det"), "from ibv_devinfo.txt")
 	assert.Equal(t, "1024", in.env("mtu", "smp"), "env.txt's own")
+}
+
+func TestParseDtestcm(t *testing.T) {
+	run := func(tool, out string) (Result, string) {
+		return ParseRun(Run{Row: "conn_rc_wait", Tool: tool, Rep: "1", Raw: "raw/x", Status: RunOK}, out)
+	}
+	r, why := run("c-c", " EP free:       540.59 usec avg\n Connections:  4463.44 usec, CPS  224.04 Total 4.46 secs, poll_cnt=0, Num=1000\n TOTAL:     1.28 sec\n")
+	assert.Empty(t, why)
+	assert.Equal(t, [4]string{"224.04", NA, NA, NA}, r.Values, "the C client's CPS, as printed")
+	r, why = run("go-go", "2026/11/27 08:29:47 Go dtestcm client: all 1000 connected in 453.989666ms: 2202.7 connections/s\nCPS 2202.7\nDAPL Connection Test Complete.\n")
+	assert.Empty(t, why)
+	assert.Equal(t, [4]string{"2202.7", NA, NA, NA}, r.Values, "the Go client's CPS line, not its log line")
+	_, why = run("c-c", " Connections:  0.00 usec, CPS  0.00 Total 0.00 secs, poll_cnt=0, Num=0\n")
+	assert.Equal(t, "dtestcm: Num=0 connections", why)
+	r, why = run("go-c", "DAPL Connection Test Complete.\n")
+	assert.Equal(t, "no dtestcm CPS line", why)
+	assert.True(t, r.Failed())
+	assert.Equal(t, "conn", Kind("conn_rc_poll"))
+
+	// A client's failure gets its last words; a server's does not.
+	r, why = ParseRun(Run{Row: "conn_rc_poll", Tool: "c-go", Rep: "2", Status: "client: exit status 1; server stopped"},
+		"2026/11/27 08:29:47 dtestcm: connect: DAT_INVALID_STATE\n\n")
+	assert.Equal(t, "client: exit status 1; server stopped: 2026/11/27 08:29:47 dtestcm: connect: DAT_INVALID_STATE", why)
+	assert.True(t, r.Failed())
+	_, why = ParseRun(Run{Row: "conn_rc_poll", Tool: "go-c", Rep: "2", Status: "server: exit status 1"}, "DAPL Connection Test Complete.\n")
+	assert.Equal(t, "server: exit status 1", why)
+	assert.Equal(t, "abc...", failLine("x\nabcdef\n \n", 3), "the last line, cut")
+	assert.Equal(t, "ERR psp_create: DAT_CONN_QUAL_IN_USE", failLine(" Running server on ofa-v2-cma-roe-d0 with 1000 RC connections\n"+
+		" ERR psp_create: DAT_CONN_QUAL_IN_USE \n ERR: Checking ASYNC EVD...\n", 160), "the C program's first error")
+	assert.Equal(t, "", failLine("\n \n", 10))
+}
+
+// The connection rows of a recorded run (testdata/conn: both VMs, 3
+// repetitions each, every output as bench-vm.sh left it but the servers'):
+// named after their VM, all four combinations, against C's own.
+func TestReadConn(t *testing.T) {
+	in, err := Read(filepath.Join("testdata", "conn"))
+	require.NoError(t, err)
+	for _, row := range connRows {
+		for _, tool := range ConnTools {
+			s, ok := in.Stat(row, tool, MsgRate)
+			require.True(t, ok, "%s %s", row, tool)
+			assert.Equal(t, 3, s.Runs, "%s %s", row, tool)
+		}
+	}
+	_, ok := in.Stat("conn_rc_wait", "c-c", MsgRate)
+	assert.False(t, ok, "the rows are named after their VM")
+	r := &report{in: in}
+	s := r.connections()
+	assert.Contains(t, s, "| Row | Metric | C server, C client | C server, udapl client | udapl server, C client | udapl server, udapl client |\n")
+	assert.Contains(t, s, "| RC connections, dat_evd_wait (deterministic VM) | connections/s (median) |")
+	assert.Contains(t, s, "| | / C, C (medians) | (1.00) |")
+
+	// A combination with no result shows as failed, its ratios as dashes.
+	in.Results = append(in.Results, Result{Row: "conn_rc_new_det", Tool: "c-go", Rep: "1", Values: [4]string{Fail, Fail, Fail, Fail}})
+	in.Results = slices.DeleteFunc(in.Results, func(r Result) bool { return r.Row == "conn_rc_poll_smp" && r.Tool == "go-go" })
+	in.Results = append(in.Results, Result{Row: "conn_rc_poll_smp", Tool: "go-go", Rep: "1", Values: [4]string{Fail, Fail, Fail, Fail}})
+	s = r.connections()
+	assert.Regexp(t, `\| RC connections, polling \(2-vCPU VM\) \| connections/s \(median\) \| [0-9,]+ \| [0-9,]+ \| [0-9,]+ \| FAILED \(1 run\) \|\n\| \| / C, C \(medians\) \| \(1.00\) \| [0-9.]+ \| [0-9.]+ \| – \|\n\| \| / C, C \(paired\) \| \| [0-9.]+ \| [0-9.]+ \| – \|`, s)
+
+	assert.Equal(t, "(not run)\n", (&report{in: inputs(t, "r\tudapl\t1\t30\tNA\t5\tNA")}).connections())
+}
+
+// Only the connection rows that ran have lines: here the 2-vCPU VM's
+// polling row, whose four runs timed out.
+func TestConnOnlyRowsThatRan(t *testing.T) {
+	in := inputs(t,
+		"conn_rc_poll_smp\tc-c\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+		"conn_rc_poll_smp\tgo-go\t1\tFAIL\tFAIL\tFAIL\tFAIL",
+	)
+	s := (&report{in: in}).connections()
+	assert.NotContains(t, s, "deterministic VM")
+	assert.NotContains(t, s, "dat_evd_wait")
+	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | FAILED (1 run) |\n")
+}
+
+// A server that failed: its own output says why (testdata/connfail).
+func TestReadConnServerFailure(t *testing.T) {
+	in, err := Read(filepath.Join("testdata", "connfail"))
+	require.NoError(t, err)
+	require.Len(t, in.Failures, 1)
+	f := in.Failures[0]
+	assert.Equal(t, "conn_rc_poll_smp", f.Row)
+	assert.Equal(t, "server: ended before it listened, exit status 0: ERR psp_create: DAT_CONN_QUAL_IN_USE", f.Reason)
+	assert.Equal(t, 1, in.Fails("conn_rc_poll_smp", "c-c"))
+	require.NotNil(t, in.Median("conn_rc_poll_smp", "go-go", MsgRate))
+	s := (&report{in: in}).connections()
+	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | 276 |\n")
 }

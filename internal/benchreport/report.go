@@ -15,6 +15,7 @@ var (
 	blockRows = []string{"write_bw_64_block", "write_bw_4k_block", "read_bw_64_block", "read_bw_4k_block"}
 	latRows   = []string{"write_lat_64", "send_lat_64", "send_lat_4k_block"}
 	rttRows   = []string{"write_rtt_4k_block"}
+	connRows  = []string{"conn_rc_wait_det", "conn_rc_poll_det", "conn_rc_wait_smp", "conn_rc_poll_smp"}
 	tools     = []string{"perftest", "dapl", "udapl"}
 )
 
@@ -34,6 +35,18 @@ var titles = map[string]string{
 	"send_lat_64":        "send/recv latency, 64 B",
 	"send_lat_4k_block":  "send/recv latency, 4 KiB, blocking",
 	"write_rtt_4k_block": "RDMA write round trip, 4 KiB, blocking",
+	"conn_rc_wait_det":   "RC connections, dat_evd_wait (deterministic VM)",
+	"conn_rc_poll_det":   "RC connections, polling (deterministic VM)",
+	"conn_rc_wait_smp":   "RC connections, dat_evd_wait (2-vCPU VM)",
+	"conn_rc_poll_smp":   "RC connections, polling (2-vCPU VM)",
+}
+
+// connToolNames are the columns of the connection table, by tool.
+var connToolNames = map[string]string{
+	"c-c":   "C server, C client",
+	"c-go":  "C server, udapl client",
+	"go-c":  "udapl server, C client",
+	"go-go": "udapl server, udapl client",
 }
 
 // Title is the title of a row in the tables ("" for a row it does not
@@ -192,6 +205,50 @@ func (r *report) roundTrip() string {
 	return b.String()
 }
 
+// connections is the table of the connection rows: the median connections
+// per second of each combination of C and udapl (dtestcm and its Go port)
+// as server and client, and each against C's own (C server, C client),
+// as the ratio of the medians and paired by repetition. Only the rows
+// that ran; "(not run)" when the bench ran none.
+func (r *report) connections() string {
+	var rows []string
+	for _, row := range connRows {
+		for _, tool := range ConnTools {
+			if _, ok := r.in.Stat(row, tool, MsgRate); ok || r.in.Fails(row, tool) > 0 {
+				rows = append(rows, row)
+				break
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return "(not run)\n"
+	}
+	var b strings.Builder
+	b.WriteString("| Row | Metric |")
+	for _, tool := range ConnTools {
+		b.WriteString(" " + connToolNames[tool] + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(ConnTools)) + "\n")
+	for _, row := range rows {
+		c := r.in.Median(row, "c-c", MsgRate)
+		var rate, ratio, paired strings.Builder
+		for _, tool := range ConnTools {
+			rate.WriteString(" " + r.val(row, tool, MsgRate, 0) + " |")
+			if tool == "c-c" {
+				ratio.WriteString(" (1.00) |")
+				paired.WriteString(" |")
+				continue
+			}
+			ratio.WriteString(" " + orDash(Ratio(r.in.Median(row, tool, MsgRate), c)) + " |")
+			paired.WriteString(" " + orDash(pratio(r.in.PairedRatioOf(row, tool, "c-c", MsgRate))) + " |")
+		}
+		fmt.Fprintf(&b, "| %s | connections/s (median) |%s\n", Title(row), rate.String())
+		fmt.Fprintf(&b, "| | / C, C (medians) |%s\n", ratio.String())
+		fmt.Fprintf(&b, "| | / C, C (paired) |%s\n", paired.String())
+	}
+	return b.String()
+}
+
 // Gap is how far a throughput row misses its target, per operation. In
 // the deterministic VM an operation costs 10^9 / rate instructions of the
 // whole guest (its clock counts one a nanosecond), so the difference of
@@ -238,7 +295,7 @@ func (r *report) gaps() string {
 // and the range of the msg rate and of p50.
 func (r *report) spread() string {
 	var b strings.Builder
-	b.WriteString("| Row | Tool | Runs (failed) | msg rate min – max (1/s) | p50 min – max (us) |\n")
+	b.WriteString("| Row | Tool | Runs (failed) | msg (or connection) rate min – max (1/s) | p50 min – max (us) |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	rng := func(row, tool string, m, digits int) string {
 		s, ok := r.in.Stat(row, tool, m)
@@ -247,9 +304,13 @@ func (r *report) spread() string {
 		}
 		return Num(&s.Min, digits) + " – " + Num(&s.Max, digits)
 	}
-	for _, rows := range [][]string{bwRows, blockRows, latRows, rttRows} {
+	for _, rows := range [][]string{bwRows, blockRows, latRows, rttRows, connRows} {
 		for _, row := range rows {
-			for _, tool := range tools {
+			ts := tools
+			if Kind(row) == "conn" {
+				ts = ConnTools
+			}
+			for _, tool := range ts {
 				runs := ""
 				if s, ok := r.in.Stat(row, tool, MsgRate); ok {
 					runs = fmt.Sprint(s.Runs)
@@ -356,6 +417,12 @@ var tmpl = template.Must(template.New("BENCHMARKS.md").Option("missingkey=error"
 func Write(w io.Writer, in *Inputs) error {
 	r := &report{in: in}
 	reps := ParseEnv(strings.ReplaceAll(in.env("reps", "det"), " ", "\n"))
+	// nconn=1000 burst=100 conn_reps=3 conn_timeout=240, in either VM.
+	connLine := in.env("nconn", "det")
+	if connLine == "" {
+		connLine = in.env("nconn", "smp")
+	}
+	conn := ParseEnv(strings.ReplaceAll("nconn="+connLine, " ", "\n"))
 	first, _, _ := strings.Cut(in.env("reps", "det"), " ")
 	smpReps, _, _ := strings.Cut(in.env("reps", "smp"), " ")
 	bound, _, _ := strings.Cut(in.env("timeout", "det"), " ")
@@ -369,28 +436,33 @@ func Write(w io.Writer, in *Inputs) error {
 		commit = "unknown"
 	}
 	data := map[string]any{
-		"Env":        func(key, mode string) string { return in.env(key, mode) },
-		"Date":       in.Measured.UTC().Format("2006-01-02 15:04 UTC"),
-		"Commit":     commit,
-		"Reps":       first,
-		"SMPReps":    smpReps,
-		"N64":        reps["n64"],
-		"N4K":        reps["n4k"],
-		"NLat":       reps["nlat"],
-		"Depth":      reps["depth"],
-		"NRTT":       in.env("nrtt", "smp"),
-		"Bound":      bound,
-		"Failed":     in.Failed(),
-		"Dir":        in.Dir,
-		"Throughput": strings.TrimSuffix(r.throughput(bwRows), "\n"),
-		"Blocking":   strings.TrimSuffix(r.throughput(blockRows), "\n"),
-		"Latency":    strings.TrimSuffix(r.latency(), "\n"),
-		"RoundTrip":  strings.TrimSuffix(r.roundTrip(), "\n"),
-		"Gaps":       strings.TrimSuffix(r.gaps(), "\n"),
-		"Spread":     strings.TrimSuffix(r.spread(), "\n"),
-		"FailedRuns": strings.TrimRight(r.failedRuns(), "\n"),
-		"GoBenchDet": strings.TrimSuffix(r.goBench("det"), "\n"),
-		"GoBenchSMP": strings.TrimSuffix(r.goBench("smp"), "\n"),
+		"Env":         func(key, mode string) string { return in.env(key, mode) },
+		"Date":        in.Measured.UTC().Format("2006-01-02 15:04 UTC"),
+		"Commit":      commit,
+		"Reps":        first,
+		"SMPReps":     smpReps,
+		"N64":         reps["n64"],
+		"N4K":         reps["n4k"],
+		"NLat":        reps["nlat"],
+		"Depth":       reps["depth"],
+		"NRTT":        in.env("nrtt", "smp"),
+		"Bound":       bound,
+		"Failed":      in.Failed(),
+		"Dir":         in.Dir,
+		"Throughput":  strings.TrimSuffix(r.throughput(bwRows), "\n"),
+		"Blocking":    strings.TrimSuffix(r.throughput(blockRows), "\n"),
+		"Latency":     strings.TrimSuffix(r.latency(), "\n"),
+		"RoundTrip":   strings.TrimSuffix(r.roundTrip(), "\n"),
+		"Connections": strings.TrimSuffix(r.connections(), "\n"),
+		"NConn":       conn["nconn"],
+		"Burst":       conn["burst"],
+		"ConnReps":    conn["conn_reps"],
+		"ConnTimeout": conn["conn_timeout"],
+		"Gaps":        strings.TrimSuffix(r.gaps(), "\n"),
+		"Spread":      strings.TrimSuffix(r.spread(), "\n"),
+		"FailedRuns":  strings.TrimRight(r.failedRuns(), "\n"),
+		"GoBenchDet":  strings.TrimSuffix(r.goBench("det"), "\n"),
+		"GoBenchSMP":  strings.TrimSuffix(r.goBench("smp"), "\n"),
 	}
 	data["Met"], data["Total"] = r.met, r.total
 	return tmpl.Execute(w, data)

@@ -10,7 +10,9 @@
 // and gobench.txt (go test -bench output); scripts/bench.sh adds
 // DIR/host.txt (commit=...). This package reads the numbers out of the
 // tools' outputs (ParseRun). Row names differ between the modes, so the
-// results of both are taken together.
+// results of both are taken together; the connection rows, which both VMs
+// run, are named after their VM (conn_rc_wait in det becomes
+// conn_rc_wait_det).
 //
 // Older runs of bench-vm.sh left, instead of runs.tsv, results.tsv (a line
 // per run: row, tool, repetition, msg rate, MB/s, p50 and p99 in us, each
@@ -147,6 +149,19 @@ func readResults(dir, mode, path, b string) ([]Result, []Failure, error) {
 			run.Status = "no output: " + err.Error()
 		}
 		r, reason := ParseRun(run, string(out))
+		if Kind(run.Row) == "conn" {
+			// Both VMs run the connection rows: each its own.
+			r.Row = run.Row + "_" + mode
+			run.Row = r.Row
+			if strings.HasPrefix(run.Status, "server:") {
+				// What the server said went wrong, from its output.
+				if b, err := os.ReadFile(filepath.Join(md, run.Raw+".server")); err == nil {
+					if e := failLine(string(b), 160); e != "" {
+						reason += ": " + e
+					}
+				}
+			}
+		}
 		rs = append(rs, r)
 		if reason != "" {
 			// The output's path as bench-vm.sh, given DIR/MODE, names it.

@@ -42,10 +42,13 @@ func ParseRuns(s string) ([]Run, error) {
 	return rs, nil
 }
 
-// Kind is what a row measures, by its name: "lat" (a ping-pong, _lat_),
-// "rtt" (one blocking operation at a time, _rtt_) or "bw" (throughput).
+// Kind is what a row measures, by its name: "conn" (connection setup,
+// conn_), "lat" (a ping-pong, _lat_), "rtt" (one blocking operation at a
+// time, _rtt_) or "bw" (throughput).
 func Kind(row string) string {
 	switch {
+	case strings.HasPrefix(row, "conn_"):
+		return "conn"
 	case strings.Contains(row, "_lat_"):
 		return "lat"
 	case strings.Contains(row, "_rtt_"):
@@ -70,6 +73,14 @@ func ParseRun(run Run, out string) (r Result, reason string) {
 				reason += ": " + e
 			}
 		}
+		if Kind(run.Row) == "conn" && strings.HasPrefix(reason, "client:") {
+			// What the client said went wrong (failLine).
+			if e := failLine(out, 160); e != "" {
+				reason += ": " + e
+			}
+		}
+	case Kind(run.Row) == "conn":
+		err = parseDtestcm(&r, out)
 	case run.Tool == "perftest":
 		err = parsePerftest(&r, out)
 	case run.Tool == "dapl":
@@ -267,6 +278,65 @@ func parseUdattest(r *Result, out string) error {
 		r.Values[MsgRate], r.Values[Bandwidth] = udattestValue(line, "msg_rate"), udattestValue(line, "mb_per_s")
 	}
 	return nil
+}
+
+// ConnTools are the tools of a connection row: dtestcm's server and client,
+// C (the C dtestcm of dapl2-utils) or Go (internal/cmd/dtestcmgo), as
+// SERVER-CLIENT.
+var ConnTools = []string{"c-c", "c-go", "go-c", "go-go"}
+
+// dtestcmC matches the C dtestcm client's result line:
+//
+//	Connections:  4463.44 usec, CPS  224.04 Total 4.46 secs, poll_cnt=0, Num=1000
+var dtestcmC = regexp.MustCompile(`Connections: +[0-9.]+ usec, CPS +([0-9.]+) .*Num=(\d+)`)
+
+// dtestcmGo matches the Go port's result line: CPS 275.8
+var dtestcmGo = regexp.MustCompile(`(?m)^CPS ([0-9.]+)$`)
+
+// parseDtestcm reads a dtestcm client's connections per second (C or Go,
+// both timing the same span: from the first connect to the last burst's
+// ESTABLISHED events), as printed, into the msg rate.
+func parseDtestcm(r *Result, out string) error {
+	if m := dtestcmC.FindAllStringSubmatch(out, -1); m != nil {
+		last := m[len(m)-1]
+		if n, _ := strconv.Atoi(last[2]); n <= 0 {
+			return fmt.Errorf("dtestcm: Num=%s connections", last[2])
+		}
+		r.Values[MsgRate] = last[1]
+		return nil
+	}
+	if m := dtestcmGo.FindAllStringSubmatch(out, -1); m != nil {
+		r.Values[MsgRate] = m[len(m)-1][1]
+		return nil
+	}
+	return fmt.Errorf("no dtestcm CPS line")
+}
+
+// failLine is what a dtestcm's output (C or Go) says went wrong: its first
+// line with "ERR" (the C program's errors: "ERR psp_create:
+// DAT_CONN_QUAL_IN_USE", "DAPL ERR ..."; the Go port's fatal error, which
+// ends it, names a DAT error), else its last line that is not blank (how
+// far it got), cut to at most max bytes; "" for an empty output.
+func failLine(out string, max int) string {
+	ls := lines(out)
+	l := ""
+	for _, s := range ls {
+		if strings.Contains(s, "ERR") {
+			l = s
+			break
+		}
+	}
+	for i := len(ls) - 1; i >= 0 && l == ""; i-- {
+		l = ls[i]
+		if strings.TrimSpace(l) == "" {
+			l = ""
+		}
+	}
+	l = strings.TrimSpace(l)
+	if len(l) > max {
+		l = l[:max] + "..."
+	}
+	return l
 }
 
 // DevinfoMTU is the active MTU in ibv_devinfo's output (its first port),

@@ -64,6 +64,13 @@ func (in *Inputs) Median(row, tool string, m int) *float64 {
 // row, each ratio taken between the runs of one repetition (a few seconds
 // apart), or nil when no repetition has both.
 func (in *Inputs) PairedRatio(row, tool string, m int) *float64 {
+	return in.PairedRatioOf(row, "udapl", tool, m)
+}
+
+// PairedRatioOf is the median over repetitions of num/den for metric m of
+// row, each ratio taken between the runs of one repetition, or nil when no
+// repetition has both.
+func (in *Inputs) PairedRatioOf(row, num, den string, m int) *float64 {
 	u, o := map[string]float64{}, map[string]float64{}
 	for _, r := range in.Results {
 		v, ok := value(r.Values[m])
@@ -71,9 +78,9 @@ func (in *Inputs) PairedRatio(row, tool string, m int) *float64 {
 			continue
 		}
 		switch r.Tool {
-		case "udapl":
+		case num:
 			u[r.Rep] = v
-		case tool:
+		case den:
 			o[r.Rep] = v
 		}
 	}
