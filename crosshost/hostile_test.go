@@ -320,7 +320,10 @@ func pattern(n int, seed byte) []byte {
 // a key covers, writes where it may only read and atomics where it may not.
 // Each attempt fails on the peer (remote access error), our memory is
 // untouched, and our side sees the connection end (broken, receives
-// flushed); the IA then serves a proper peer.
+// flushed); the IA then serves a proper peer. iWARP has no NAK, no atomics
+// and no memory windows: there the peer's completion and the end differ
+// (iwarpOutcome), and the attempts that need the missing features do not
+// apply.
 func TestHostileMemoryAccess(t *testing.T) {
 	checkLeaks(t)
 	o := openOurs(t)
@@ -406,33 +409,54 @@ func TestHostileMemoryAccess(t *testing.T) {
 		// checks an RDMA access through a memory window against the
 		// memory region only, so there the access succeeds.
 		outside bool
+		iw      iwarpOutcome
 	}
 	remAccess := []cverbs.WCStatus{cverbs.WCRemAccessErr}
+	epBroken := []udat.EventNumber{udat.EventAsyncErrorEPBroken}
+	// On soft-iWARP a read we refuse completes flushed at the peer (siw
+	// does not report our TERMINATE). A write we refuse has no NAK: the
+	// peer's completion is one of iwarpSendDone. Our QP's access error on a
+	// write is raised before the stream closes, so the end is BROKEN; for
+	// a read, siw_qp_sq_process closes the stream (siw_qp_cm_drop) before
+	// it raises the error (IB_EVENT_QP_REQ_ERR), and udat may see the
+	// close first: DISCONNECTED, with the asynchronous error after it (a
+	// race in the kernel). A write whose key names no memory here raises
+	// no error at all: DISCONNECTED.
+	iwRead := iwarpOutcome{[]cverbs.WCStatus{cverbs.WCWRFlushErr},
+		[]udat.EventNumber{udat.EventConnectionBroken, udat.EventConnectionDisconnected}, epBroken, ""}
+	iwWrite := iwarpOutcome{iwarpSendDone, []udat.EventNumber{udat.EventConnectionBroken}, epBroken, ""}
+	iwNoKey := iwarpOutcome{iwarpSendDone, []udat.EventNumber{udat.EventConnectionDisconnected}, nil, ""}
+	noAtomics := iwarpOutcome{lacks: "has no atomics"}
+	noWindows := iwarpOutcome{lacks: "has no memory windows"}
 	atomicRefused := []cverbs.WCStatus{cverbs.WCRemAccessErr, cverbs.WCRemInvReqErr}
 	attempts := []attempt{
-		{"a guessed rkey", cverbs.OpRDMARead, fixed(rw, 0, func() uint32 { return rw.RMRContext() ^ 0x5a5a00 }), 64, remAccess, false},
-		{"a guessed rkey, write", cverbs.OpRDMAWrite, fixed(rw, 0, func() uint32 { return rw.RMRContext() + 0x100 }), 64, remAccess, false},
-		{"the rkey of a freed LMR", cverbs.OpRDMARead, fixed(nil, 0, func() uint32 { return goneKey }), 64, remAccess, false},
-		{"the rkey of a freed LMR, write", cverbs.OpRDMAWrite, fixed(nil, 0, func() uint32 { return goneKey }), 64, remAccess, false},
-		{"past the end of the region", cverbs.OpRDMARead, fixed(rw, size-32, rw.RMRContext), 64, remAccess, false},
-		{"past the end of the region, write", cverbs.OpRDMAWrite, fixed(rw, size-32, rw.RMRContext), 64, remAccess, false},
-		{"before the start of the region, write", cverbs.OpRDMAWrite, fixed(rw, -64, rw.RMRContext), 64, remAccess, false},
-		{"a write to a read-only region", cverbs.OpRDMAWrite, fixed(ro, 0, ro.RMRContext), 64, remAccess, false},
-		{"an atomic without atomic rights", cverbs.OpAtomicFetchAdd, fixed(rw, 0, rw.RMRContext), 8, atomicRefused, false},
-		{"a compare and swap on a read-only region", cverbs.OpAtomicCmpSwap, fixed(ro, 0, ro.RMRContext), 8, atomicRefused, false},
-		{"an RMR context past its window", cverbs.OpRDMARead, window(remoteRW, 1000, nil), 64, remAccess, true},
-		{"an RMR context before its window, write", cverbs.OpRDMAWrite, window(remoteRW, -8, nil), 64, remAccess, true},
-		{"an RMR context past its LMR", cverbs.OpRDMARead, window(remoteRW, size-1024-32, nil), 64, remAccess, false},
-		{"a write through a read-only RMR", cverbs.OpRDMAWrite, window(udat.MemPrivRemoteRead, 0, nil), 64, remAccess, false},
-		{"an atomic through an RMR without atomic rights", cverbs.OpAtomicFetchAdd, window(remoteRW, 0, nil), 8, atomicRefused, false},
-		{"an RMR context after unbind", cverbs.OpRDMARead, window(remoteRW, 0, unbind), 64, remAccess, false},
-		{"an RMR context after unbind, write", cverbs.OpRDMAWrite, window(remoteRW, 0, unbind), 64, remAccess, false},
-		{"an RMR context after free", cverbs.OpRDMARead, window(remoteRW, 0, free), 64, remAccess, false},
-		{"an RMR context after free, write", cverbs.OpRDMAWrite, window(remoteRW, 0, free), 64, remAccess, false},
+		{"a guessed rkey", cverbs.OpRDMARead, fixed(rw, 0, func() uint32 { return rw.RMRContext() ^ 0x5a5a00 }), 64, remAccess, false, iwRead},
+		{"a guessed rkey, write", cverbs.OpRDMAWrite, fixed(rw, 0, func() uint32 { return rw.RMRContext() + 0x100 }), 64, remAccess, false, iwNoKey},
+		{"the rkey of a freed LMR", cverbs.OpRDMARead, fixed(nil, 0, func() uint32 { return goneKey }), 64, remAccess, false, iwRead},
+		{"the rkey of a freed LMR, write", cverbs.OpRDMAWrite, fixed(nil, 0, func() uint32 { return goneKey }), 64, remAccess, false, iwNoKey},
+		{"past the end of the region", cverbs.OpRDMARead, fixed(rw, size-32, rw.RMRContext), 64, remAccess, false, iwRead},
+		{"past the end of the region, write", cverbs.OpRDMAWrite, fixed(rw, size-32, rw.RMRContext), 64, remAccess, false, iwWrite},
+		{"before the start of the region, write", cverbs.OpRDMAWrite, fixed(rw, -64, rw.RMRContext), 64, remAccess, false, iwWrite},
+		{"a write to a read-only region", cverbs.OpRDMAWrite, fixed(ro, 0, ro.RMRContext), 64, remAccess, false, iwWrite},
+		{"an atomic without atomic rights", cverbs.OpAtomicFetchAdd, fixed(rw, 0, rw.RMRContext), 8, atomicRefused, false, noAtomics},
+		{"a compare and swap on a read-only region", cverbs.OpAtomicCmpSwap, fixed(ro, 0, ro.RMRContext), 8, atomicRefused, false, noAtomics},
+		{"an RMR context past its window", cverbs.OpRDMARead, window(remoteRW, 1000, nil), 64, remAccess, true, noWindows},
+		{"an RMR context before its window, write", cverbs.OpRDMAWrite, window(remoteRW, -8, nil), 64, remAccess, true, noWindows},
+		{"an RMR context past its LMR", cverbs.OpRDMARead, window(remoteRW, size-1024-32, nil), 64, remAccess, false, noWindows},
+		{"a write through a read-only RMR", cverbs.OpRDMAWrite, window(udat.MemPrivRemoteRead, 0, nil), 64, remAccess, false, noWindows},
+		{"an atomic through an RMR without atomic rights", cverbs.OpAtomicFetchAdd, window(remoteRW, 0, nil), 8, atomicRefused, false, noAtomics},
+		{"an RMR context after unbind", cverbs.OpRDMARead, window(remoteRW, 0, unbind), 64, remAccess, false, noWindows},
+		{"an RMR context after unbind, write", cverbs.OpRDMAWrite, window(remoteRW, 0, unbind), 64, remAccess, false, noWindows},
+		{"an RMR context after free", cverbs.OpRDMARead, window(remoteRW, 0, free), 64, remAccess, false, noWindows},
+		{"an RMR context after free, write", cverbs.OpRDMAWrite, window(remoteRW, 0, free), 64, remAccess, false, noWindows},
 	}
 	for _, a := range attempts {
 		t.Run(a.name, func(t *testing.T) {
 			o.t = t
+			iwarp := deviceIWARP()
+			if iwarp && a.iw.lacks != "" {
+				t.Skip("not applicable: " + devtest.Device() + " is iWARP, which " + a.iw.lacks)
+			}
 			for l, w := range want {
 				copy(l.Bytes(), w) // what an earlier attempt may have spoilt
 			}
@@ -451,7 +475,11 @@ func TestHostileMemoryAccess(t *testing.T) {
 				assert.Equal(t, map[uint64]udat.DTOStatus{cookies[0]: udat.DTOErrFlushed, cookies[1]: udat.DTOErrFlushed}, got)
 				return
 			}
-			assert.Contains(t, a.wantStatus, d.Status, "the peer's completion")
+			if iwarp {
+				assert.Contains(t, a.iw.peer, d.Status, "the peer's completion")
+			} else {
+				assert.Contains(t, a.wantStatus, d.Status, "the peer's completion")
+			}
 			if a.op != cverbs.OpRDMAWrite {
 				var got []byte
 				p.call("Bytes", HBytes{Off: 0, Len: a.len}, &got)
@@ -464,15 +492,25 @@ func TestHostileMemoryAccess(t *testing.T) {
 			// and the receives are flushed; the peer has not disconnected.
 			ob := o.observe(10*time.Second, func(ob observed) bool { return len(ob.conn) > 0 && len(ob.recv) == len(cookies) })
 			t.Logf("our side: %v", ob)
-			assert.Equal(t, []udat.EventNumber{udat.EventConnectionBroken}, ob.conn)
+			if iwarp {
+				require.Len(t, ob.conn, 1)
+				assert.Contains(t, a.iw.end, ob.conn[0])
+			} else {
+				assert.Equal(t, []udat.EventNumber{udat.EventConnectionBroken}, ob.conn)
+			}
 			assert.Equal(t, []udat.DTOStatus{udat.DTOErrFlushed, udat.DTOErrFlushed}, ob.recv)
 			st, _, _, err := ep.GetStatus()
 			require.NoError(t, err)
 			assert.Equal(t, udat.EPStateDisconnected, st)
 			p.call("Close", hev.Conn, nil)
+			async := ob.async
 			ob = o.observe(time.Second, nil)
 			assert.Empty(t, ob.conn, "after the broken connection")
-			assert.Empty(t, ob.async)
+			if iwarp {
+				assert.Equal(t, a.iw.async, append(async, ob.async...), "the asynchronous errors")
+			} else {
+				assert.Empty(t, ob.async)
+			}
 			// The memory is still as it was once the dust settles.
 			for l, w := range want {
 				assertSame(t, w, l.Bytes(), "our memory")
@@ -482,6 +520,17 @@ func TestHostileMemoryAccess(t *testing.T) {
 	o.t = t
 	o.wellBehaved(p)
 	o.free()
+}
+
+// iwarpOutcome is what an attempt of TestHostileMemoryAccess comes to on
+// iWARP: the peer's completion and how our side's connection ends (each one
+// of these), and the asynchronous errors our side raises; or, for an
+// attempt iWARP cannot make, what it lacks.
+type iwarpOutcome struct {
+	peer  []cverbs.WCStatus
+	end   []udat.EventNumber
+	async []udat.EventNumber
+	lacks string
 }
 
 // firstDiff describes where got differs from want, or returns "".
@@ -518,11 +567,14 @@ func requireSame(t *testing.T, want, got []byte, what string) {
 }
 
 // TestHostileSends: the peer sends more than our posted receive holds, and
-// sends when we have no receive posted (receiver not ready).
+// sends when we have no receive posted (receiver not ready). iWARP has no
+// NAK and no receiver-not-ready retry: there the peer's send completes as
+// it leaves, and the connection ends on our side.
 func TestHostileSends(t *testing.T) {
 	checkLeaks(t)
 	o := openOurs(t)
 	p := startHostile(t)
+	iwarp := deviceIWARP()
 
 	t.Run("more than the receive holds", func(t *testing.T) {
 		o.t = t
@@ -539,7 +591,11 @@ func TestHostileSends(t *testing.T) {
 		var d HDone
 		p.call("Post", HPost{Conn: hev.Conn, Op: cverbs.OpSend, Off: 0, Len: 1000, Fill: 0x77}, &d)
 		t.Logf("the peer's send: %s", d.Text)
-		assert.NotEqual(t, cverbs.WCSuccess, d.Status, "the peer's send of 1000 bytes into 64")
+		if iwarp {
+			assert.Contains(t, iwarpSendDone, d.Status, "the peer's send of 1000 bytes into 64 (no NAK on iWARP)")
+		} else {
+			assert.NotEqual(t, cverbs.WCSuccess, d.Status, "the peer's send of 1000 bytes into 64")
+		}
 		// DAT_DTO_LENGTH_ERROR (DAT 2.0: DAT_DTO_ERR_LOCAL_LENGTH) for the
 		// receive, the others flushed, the connection broken.
 		got := o.drainRecvs(append([]uint64{small}, more...), 10*time.Second)
@@ -554,11 +610,21 @@ func TestHostileSends(t *testing.T) {
 		p.call("Close", hev.Conn, nil)
 		ob := o.observe(time.Second, nil)
 		assert.Empty(t, ob.conn)
-		assert.Empty(t, ob.async)
+		if iwarp {
+			// soft-iWARP raises an error for our QP as the receive
+			// fails.
+			assert.Equal(t, []udat.EventNumber{udat.EventAsyncErrorEPBroken}, ob.async)
+		} else {
+			assert.Empty(t, ob.async)
+		}
 	})
 
 	t.Run("no receive posted", func(t *testing.T) {
 		o.t = t
+		if iwarp {
+			noRecvIWARP(t, o, p)
+			return
+		}
 		// We answer with rdma_cm's RNR retry count 7: the peer's send
 		// waits, for ever, until we post a receive; nothing fails.
 		ep, hev := o.accept(p, HConnect{}, nil)
@@ -597,11 +663,50 @@ func TestHostileSends(t *testing.T) {
 	o.free()
 }
 
+// iwarpSendDone is the peer's completion of a send or RDMA write our side
+// refuses on iWARP, which has no NAK: a success, or a local QP error when
+// our TERMINATE beats it (timing: both seen on soft-iWARP).
+var iwarpSendDone = []cverbs.WCStatus{cverbs.WCSuccess, cverbs.WCLocQPOpErr}
+
+// noRecvIWARP is TestHostileSends' "no receive posted" on iWARP, which has
+// no receiver-not-ready retry: the peer's send completes as it leaves, our
+// side ends the connection, and a receive posted then completes flushed.
+func noRecvIWARP(t *testing.T, o *ours, p *hostilePeer) {
+	ep, hev := o.accept(p, HConnect{}, nil)
+	var d HDone
+	p.call("Post", HPost{Conn: hev.Conn, Op: cverbs.OpSend, Off: 0, Len: 512, Fill: 0x42}, &d)
+	t.Logf("the peer's send without a receive: %s", d.Text)
+	assert.Contains(t, iwarpSendDone, d.Status, "the peer's send without a receive")
+	// soft-iWARP terminates the connection without an error for our QP
+	// (no receive completes, no asynchronous error): udat can tell it from
+	// a disconnect by nothing.
+	ob := o.observe(10*time.Second, func(ob observed) bool { return len(ob.conn) > 0 })
+	t.Logf("our side: %v", ob)
+	assert.Equal(t, []udat.EventNumber{udat.EventConnectionDisconnected}, ob.conn)
+	assert.Empty(t, ob.async)
+	st, _, _, err := ep.GetStatus()
+	require.NoError(t, err)
+	assert.Equal(t, udat.EPStateDisconnected, st)
+	l := o.newLMR(4096, udat.MemPrivAll)
+	copy(l.Bytes(), pattern(4096, 3))
+	cs := o.postRecvs(ep, l, 1, 1024)
+	got := o.drainRecvs(cs, 10*time.Second)
+	assert.Equal(t, map[uint64]udat.DTOStatus{cs[0]: udat.DTOErrFlushed}, got, "a receive after the end")
+	assertSame(t, pattern(4096, 3), l.Bytes(), "our memory")
+	p.call("Close", hev.Conn, nil)
+	ob = o.observe(time.Second, nil)
+	assert.Empty(t, ob.conn)
+	assert.Empty(t, ob.async)
+}
+
 // TestHostileStopsAnswering: the peer's QP stops answering (moved to the
 // error state without a disconnect) in the middle of RDMA reads we are
 // making of its memory. The read in progress fails with
 // DAT_DTO_ERR_TRANSPORT about DeadPeerTimeout later, the rest are flushed,
-// and the connection is broken; nothing hangs.
+// and the connection is broken; nothing hangs. On iWARP a QP that enters
+// the error state closes its stream, as a disconnect does: every read is
+// flushed at once and the end is DISCONNECTED; the peer's retry count means
+// nothing there.
 func TestHostileStopsAnswering(t *testing.T) {
 	checkLeaks(t)
 	o := openOurs(t)
@@ -617,6 +722,10 @@ func TestHostileStopsAnswering(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o.t = t
+			iwarp := deviceIWARP()
+			if iwarp && tc.retry == 7 {
+				t.Skip("not applicable: " + devtest.Device() + " is iWARP, which has no retry count (TCP retransmits): the case before covers it")
+			}
 			const size = 256 << 10
 			l := o.newLMR(size, udat.MemPrivAll)
 			ep, hev := o.accept(p, HConnect{RetryCount: tc.retry}, nil)
@@ -651,6 +760,9 @@ func TestHostileStopsAnswering(t *testing.T) {
 				ack := udat.ACKTimeoutDuration(udat.DefaultACKTimeout)
 				bound = max(2*hostileAttr().DeadPeerTimeout(), time.Second) + size/4096*ack + detectSlack
 			}
+			if iwarp {
+				bound = detectSlack // the stream closes at once
+			}
 			statuses := map[udat.DTOStatus]int{}
 			var failedAt time.Time
 			for len(reads) > 0 {
@@ -668,11 +780,17 @@ func TestHostileStopsAnswering(t *testing.T) {
 			}
 			stopAt := <-stopped
 			t.Logf("reads: %v; the first failed %v after the peer stopped (bound %v)", statuses, failedAt.Sub(stopAt).Round(time.Millisecond), bound)
-			assert.Equal(t, 1, statuses[udat.DTOErrTransport], "one read fails with DAT_DTO_ERR_TRANSPORT")
-			assert.Equal(t, n-1, statuses[udat.DTOErrFlushed], "the rest flushed")
+			end := udat.EventConnectionBroken
+			if iwarp {
+				assert.Equal(t, n, statuses[udat.DTOErrFlushed], "every read in flight flushed")
+				end = udat.EventConnectionDisconnected
+			} else {
+				assert.Equal(t, 1, statuses[udat.DTOErrTransport], "one read fails with DAT_DTO_ERR_TRANSPORT")
+				assert.Equal(t, n-1, statuses[udat.DTOErrFlushed], "the rest flushed")
+			}
 			assert.Less(t, failedAt.Sub(stopAt), bound)
 			ev = o.wait(o.conn, 10*time.Second)
-			assert.Equal(t, udat.EventConnectionBroken, ev.Number)
+			assert.Equal(t, end, ev.Number)
 			p.call("Close", hev.Conn, nil)
 			ob := o.observe(time.Second, nil)
 			assert.Empty(t, ob.conn)
@@ -686,12 +804,20 @@ func TestHostileStopsAnswering(t *testing.T) {
 // TestHostileHandshake: the peer floods our PSP with requests it never
 // completes, and gives up at each step of the handshake. Our side never
 // sees a connection that was not made, every EP involved frees, a proper
-// connection goes through meanwhile, and the IA closes gracefully.
+// connection goes through meanwhile, and the IA closes gracefully. iWARP's
+// MPA exchange has no step after the reply: the peer's kernel establishes
+// the connection as it takes our reply, whatever QP the peer gave it.
 func TestHostileHandshake(t *testing.T) {
 	checkLeaks(t)
 	o := openOurs(t)
 	p := startHostile(t)
 	self := selfAddr(t).String()
+	iwarp := deviceIWARP()
+	noRTU := func(t *testing.T) {
+		if iwarp {
+			t.Skip("not applicable: " + devtest.Device() + " is iWARP, whose MPA exchange has no step after the reply")
+		}
+	}
 
 	t.Run("a flood of requests never completed", func(t *testing.T) {
 		o.t = t
@@ -703,7 +829,7 @@ func TestHostileHandshake(t *testing.T) {
 			conns = append(conns, hev.Conn)
 		}
 		// We accept half of them (each EP waits for an RTU that never
-		// comes) and leave the rest unanswered.
+		// comes; on iWARP each connects) and leave the rest unanswered.
 		var pending []*udat.EP
 		var crs []*udat.CR
 		for i := range n {
@@ -716,12 +842,25 @@ func TestHostileHandshake(t *testing.T) {
 				crs = append(crs, cr)
 			}
 		}
+		wantState := udat.EPStateCompletionPending
+		if iwarp {
+			wantState = udat.EPStateConnected
+			established := map[*udat.EP]int{}
+			for range pending {
+				ev := o.wait(o.conn, 30*time.Second)
+				require.Equal(t, udat.EventConnectionEstablished, ev.Number)
+				established[ev.Conn.EP]++
+			}
+			for _, ep := range pending {
+				assert.Equal(t, 1, established[ep], "ESTABLISHED of an accepted EP")
+			}
+		}
 		// A proper connection goes through the flood.
 		o.wellBehaved(p)
 		for _, ep := range pending {
 			st, _, _, err := ep.GetStatus()
 			require.NoError(t, err)
-			assert.Equal(t, udat.EPStateCompletionPending, st, "an EP whose accept was never completed")
+			assert.Equal(t, wantState, st, "an EP whose accept the peer never completed")
 		}
 		ob := o.observe(500*time.Millisecond, nil)
 		assert.Empty(t, ob.conn, "no connection event for the half-open connections")
@@ -758,8 +897,18 @@ func TestHostileHandshake(t *testing.T) {
 		ep := o.newEP(nil)
 		require.NoError(t, cr.Accept(ep, []byte("hello")))
 		require.NoError(t, <-done)
-		require.Equal(t, cverbs.CMEventConnectResponse, hev.Type, "the peer's reply: %s", hev.Event)
+		want := cverbs.CMEventConnectResponse
+		if iwarp {
+			want = cverbs.CMEventEstablished
+		}
+		require.Equal(t, want, hev.Type, "the peer's reply: %s", hev.Event)
 		return ep, hev.Conn
+	}
+	// establish completes the peer's connection (iWARP's kernel did).
+	establish := func(k int) {
+		if !iwarp {
+			p.call("Establish", k, nil)
+		}
 	}
 
 	for _, tc := range []struct {
@@ -772,7 +921,11 @@ func TestHostileHandshake(t *testing.T) {
 			var hev HEvent
 			p.call("Connect", HConnect{Addr: self, Port: o.port, External: true, NoWait: true}, &hev)
 			cr := o.waitCR(30 * time.Second)
+			start := time.Now()
 			p.call("Close", hev.Conn, nil)
+			// (About 10 s on soft-iWARP: the peer's kernel ends its
+			// connect first.)
+			t.Logf("the peer's close took %v", time.Since(start).Round(time.Millisecond))
 			time.Sleep(500 * time.Millisecond) // the peer's reject arrives
 			// dat_cr_accept succeeds and the event reports the failure,
 			// as in the C reference (udat returned an error and posted
@@ -782,11 +935,13 @@ func TestHostileHandshake(t *testing.T) {
 			return ep, []udat.EventNumber{udat.EventConnectionAcceptCompletionError}
 		}},
 		{"gives up after our reply", func(t *testing.T) (*udat.EP, []udat.EventNumber) {
+			noRTU(t)
 			ep, k := accepted(t)
 			p.call("Close", k, nil) // a reject in answer to our reply
 			return ep, []udat.EventNumber{udat.EventConnectionAcceptCompletionError}
 		}},
 		{"disconnects instead of establishing", func(t *testing.T) (*udat.EP, []udat.EventNumber) {
+			noRTU(t)
 			ep, k := accepted(t)
 			err := p.try("Disconnect", k, nil)
 			t.Logf("the peer's disconnect before establishing: %v", err)
@@ -795,18 +950,19 @@ func TestHostileHandshake(t *testing.T) {
 		}},
 		{"disconnects at once", func(t *testing.T) (*udat.EP, []udat.EventNumber) {
 			ep, k := accepted(t)
-			p.call("Establish", k, nil)
+			establish(k)
 			p.call("Disconnect", k, nil)
 			p.call("Close", k, nil)
 			return ep, []udat.EventNumber{udat.EventConnectionEstablished, udat.EventConnectionDisconnected}
 		}},
 		{"never answers our disconnect request", func(t *testing.T) (*udat.EP, []udat.EventNumber) {
 			ep, k := accepted(t)
-			p.call("Establish", k, nil)
+			establish(k)
 			ev := o.wait(o.conn, 10*time.Second)
 			require.Equal(t, udat.EventConnectionEstablished, ev.Number)
 			// The peer takes our DREQ (rdma_cm reports it) but never
-			// calls rdma_disconnect, which would send the DREP.
+			// calls rdma_disconnect, which would send the DREP (on
+			// iWARP its kernel answers our TCP close by itself).
 			start := time.Now()
 			require.NoError(t, ep.Disconnect(udat.CloseAbruptFlag))
 			// udat, like C, waits 250 ms for the reply (EP.Disconnect),
@@ -819,7 +975,7 @@ func TestHostileHandshake(t *testing.T) {
 		}},
 		{"establishes and vanishes", func(t *testing.T) (*udat.EP, []udat.EventNumber) {
 			ep, k := accepted(t)
-			p.call("Establish", k, nil)
+			establish(k)
 			p.call("Close", k, nil) // rdma_destroy_id: a disconnect request
 			return ep, []udat.EventNumber{udat.EventConnectionEstablished, udat.EventConnectionDisconnected}
 		}},
@@ -852,21 +1008,28 @@ func garbage(rng *rand.Rand, n int) []byte {
 	return b
 }
 
-// requirePadded checks that got is sent, zero-padded by the transport.
+// requirePadded checks that got is sent, zero-padded by the transport
+// (InfiniBand's CM pads to its message's field; iWARP's MPA does not pad).
 func requirePadded(t *testing.T, sent, got []byte, what string) {
 	t.Helper()
+	if deviceIWARP() {
+		require.Len(t, got, len(sent), "%s: length", what)
+	}
 	require.GreaterOrEqual(t, len(got), len(sent), "%s: length", what)
 	requireSame(t, sent, got[:len(sent)], what)
 	requireSame(t, make([]byte, len(got)-len(sent)), got[len(sent):], what+": the padding")
 }
 
-// The transport's limits for private data (InfiniBand CM through rdma_cm,
-// IPv4): a request carries 56 bytes, a reply 196, a reject 148.
-const (
-	maxREQPrivateData = 56
-	maxREPPrivateData = 196
-	maxREJPrivateData = 148
-)
+// privateDataLimits are the transport's limits for private data: through
+// rdma_cm (IPv4) InfiniBand's CM carries 56 bytes in a request, 196 in a
+// reply and 148 in a reject; iWARP's MPA version 2 takes 4 of rdma_cm's
+// 255 for its IRD and ORD, and leaves 251 in each.
+func privateDataLimits() (req, rep, rej int) {
+	if deviceIWARP() {
+		return 251, 251, 251
+	}
+	return 56, 196, 148
+}
 
 // TestHostilePrivateData: the peer sends private data of every length the
 // transport carries, random bytes, in its requests, replies and rejects.
@@ -879,6 +1042,19 @@ func TestHostilePrivateData(t *testing.T) {
 	p := startHostile(t)
 	rng := rand.New(rand.NewPCG(27, 2))
 	self := selfAddr(t).String()
+	maxREQPrivateData, maxREPPrivateData, maxREJPrivateData := privateDataLimits()
+	iwarp := deviceIWARP()
+	// lostRejects counts the rejects whose private data did not arrive:
+	// soft-iWARP's siw_reject sends its MPA reply and closes the socket at
+	// once, and the requester's siw may take the close before it has read
+	// the reply, reporting the reject without private data (a race in the
+	// kernel: from 1 to 42 of the 250 here in a run).
+	var lostRejects int
+	t.Cleanup(func() {
+		if lostRejects > 0 {
+			t.Logf("%d rejects arrived without their private data (soft-iWARP)", lostRejects)
+		}
+	})
 
 	t.Run("in requests", func(t *testing.T) {
 		o.t = t
@@ -891,11 +1067,17 @@ func TestHostilePrivateData(t *testing.T) {
 			q, err := cr.Query()
 			require.NoError(t, err)
 			requirePadded(t, sent, q.PrivateData, fmt.Sprintf("a request's %d bytes", n))
-			// Our reject carries private data of the same length back.
-			require.NoError(t, cr.Reject(sent))
+			// Our reject carries private data of the same length back
+			// (at most what a reject carries after DAT's header).
+			back := sent[:min(n, maxREJPrivateData-4)]
+			require.NoError(t, cr.Reject(back))
 			require.NoError(t, <-done)
 			require.Equal(t, cverbs.CMEventRejected, hev.Type, "the peer's answer")
-			requirePadded(t, append([]byte{2, 0, 2, 0}, sent...), hev.PrivateData, "our reject's private data")
+			if iwarp && len(hev.PrivateData) == 0 {
+				lostRejects++ // see lostRejects
+			} else {
+				requirePadded(t, append([]byte{2, 0, 2, 0}, back...), hev.PrivateData, "our reject's private data")
+			}
 			p.call("Close", hev.Conn, nil)
 		}
 	})
@@ -919,9 +1101,23 @@ func TestHostilePrivateData(t *testing.T) {
 			var hev HEvent
 			p.call("Answer", HAnswer{Reject: true, PrivateData: sent}, &hev)
 			ev := o.wait(o.conn, 30*time.Second)
+			forged := bytes.HasPrefix(sent, []byte{2, 0, 2, 0})
+			if iwarp && forged && ev.Number == udat.EventConnectionNonPeerRejected {
+				lostRejects++ // see lostRejects: the header did not arrive
+				forged = false
+			}
+			if iwarp && !forged {
+				// iWARP refuses a connection with the same ECONNREFUSED
+				// whoever refuses it: only DAT's header tells a peer
+				// Consumer's reject.
+				require.Equal(t, udat.EventConnectionNonPeerRejected, ev.Number, "a reject with %d bytes", n)
+				require.Empty(t, ev.Conn.PrivateData)
+				require.NoError(t, ep.Reset())
+				continue
+			}
 			require.Equal(t, udat.EventConnectionPeerRejected, ev.Number, "a reject with %d bytes", n)
 			want := sent
-			if bytes.HasPrefix(sent, []byte{2, 0, 2, 0}) {
+			if forged {
 				want = sent[4:]
 			}
 			requirePadded(t, want, ev.Conn.PrivateData, fmt.Sprintf("a reject's %d bytes", n))
@@ -953,6 +1149,7 @@ func TestHostilePrivateData(t *testing.T) {
 		// too. The IA goes on.
 		attr := &udat.EPAttr{ServiceType: udat.ServiceTypeIBUD, MaxRecvDTOs: 4, MaxRequestDTOs: 4, MaxRecvIOV: 1, MaxRequestIOV: 1}
 		ud, err := o.ia.CreateEP(o.pz, o.rcv, o.req, o.conn, attr)
+		skipNoUD(t, err)
 		require.NoError(t, err)
 		o.eps = append(o.eps, ud)
 		for i, pd := range [][]byte{
@@ -1003,11 +1200,15 @@ func TestHostilePrivateData(t *testing.T) {
 func TestHostileUD(t *testing.T) {
 	checkLeaks(t)
 	o := openOurs(t)
-	p := startHostile(t)
-	self := selfAddr(t).String()
 	attr := &udat.EPAttr{ServiceType: udat.ServiceTypeIBUD, MaxRecvDTOs: 8, MaxRequestDTOs: 4, MaxRecvIOV: 1, MaxRequestIOV: 1}
 	ud, err := o.ia.CreateEP(o.pz, o.rcv, o.req, o.conn, attr)
+	if deviceIWARP() {
+		o.free()
+	}
+	skipNoUD(t, err)
 	require.NoError(t, err)
+	p := startHostile(t)
+	self := selfAddr(t).String()
 	o.eps = append(o.eps, ud)
 	var qpns [2]uint32
 	p.call("UDQPNums", 0, &qpns)
@@ -1106,6 +1307,16 @@ func TestHostileUD(t *testing.T) {
 	expect("a datagram to a new UD EP", c, udat.DTOSuccess, qpns[1], 200)
 	p.call("Close", hev.Conn, nil)
 	o.free()
+}
+
+// skipNoUD skips a UD test on iWARP, which has no UD, once udat refused the
+// UD EP as documented (err, from CreateEP).
+func skipNoUD(t *testing.T, err error) {
+	t.Helper()
+	if deviceIWARP() {
+		require.ErrorIs(t, err, udat.ErrModelNotSupported, "a UD EP on iWARP")
+		t.Skip("not applicable: " + devtest.Device() + " is iWARP, which has no UD")
+	}
 }
 
 // rmrWindowEnforced reports whether the device keeps an RDMA access through
