@@ -56,14 +56,16 @@ var (
 // rxe_queue_buf, whose header holds the slot count, the element size and
 // the producer and consumer indexes. nil buf: the object takes the verbs.
 type rxeQueue struct {
-	buf   unsafe.Pointer
-	mask  uint32
-	shift uint32
+	buf  unsafe.Pointer
+	mask uint32
+	// size is the element size, a power of two: slot multiplies by it,
+	// as a variable shift would tie up CX on amd64.
+	size uint32
 }
 
 func newRXEQueue(q *C.struct_cverbs_rxe_queue) rxeQueue {
 	h := (*C.struct_rxe_queue_buf)(q.buf)
-	return rxeQueue{buf: q.buf, mask: uint32(h.index_mask), shift: uint32(h.log2_elem_size)}
+	return rxeQueue{buf: q.buf, mask: uint32(h.index_mask), size: 1 << (h.log2_elem_size & 31)}
 }
 
 func (q *rxeQueue) producer() *uint32 { return (*uint32)(unsafe.Add(q.buf, C.CVERBS_RXE_PRODUCER)) }
@@ -71,7 +73,7 @@ func (q *rxeQueue) consumer() *uint32 { return (*uint32)(unsafe.Add(q.buf, C.CVE
 
 // slot returns the element at index i.
 func (q *rxeQueue) slot(i uint32) unsafe.Pointer {
-	return unsafe.Add(q.buf, C.CVERBS_RXE_HEAD+uintptr(i)<<(q.shift&31))
+	return unsafe.Add(q.buf, C.CVERBS_RXE_HEAD+uintptr(i)*uintptr(q.size))
 }
 
 // full reports whether the producer has no slot left (the index is ours,
