@@ -43,11 +43,18 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
 	k := 0
 	for ; k < len(wcs); k++ {
 		wc := &wcs[k]
-		owner, kind, seq := splitWRID(wc.WRID)
-		if wc.Status != cverbs.WCSuccess || kind != wrKindSend && kind != wrKindRecv {
+		if wc.Status != cverbs.WCSuccess {
 			break
 		}
-		if r == nil || wc.QPNum != ep.qpn || kind != r.kind {
+		// The usual completion is of the oldest DTO of its queue, which
+		// names it whole: one comparison for owner, kind and sequence.
+		if r == nil || wc.QPNum != ep.qpn || wc.WRID != r.wrid(r.head) {
+			// Another queue than the last completion's, or not the usual
+			// completion of its queue.
+			_, kind, _ := splitWRID(wc.WRID)
+			if kind != wrKindSend && kind != wrKindRecv {
+				break
+			}
 			if r != nil {
 				r.mu.Unlock()
 			}
@@ -60,8 +67,11 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
 				r = ep.rq
 			}
 			r.mu.Lock()
+			if wc.WRID != r.wrid(r.head) {
+				break
+			}
 		}
-		s := r.usualHead(owner, seq)
+		s := r.usualHead()
 		if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
 			break // not the usual completion, or an extended receive (ext_ib.go)
 		}

@@ -173,7 +173,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		fence := req.Flags&CompletionBarrierFence != 0 && extra == 0 && r.readsBefore(seq)
 		if o.plain {
 			// Sends, RDMA writes and reads: straight into the descriptor.
-			if serr := b.SetOne(k+extra, makeWRID(r.owner, wrKindSend, seq), req.verb(o), ep.sendFlags(req, o, total, signaled || quiet, fence),
+			if serr := b.SetOne(k+extra, r.wrid(seq), req.verb(o), ep.sendFlags(req, o, total, signaled || quiet, fence),
 				sge, req.Remote.VirtualAddress, req.Remote.RMRContext, daplImmed(req.Immed)); serr != nil {
 				for ; extra >= 0; extra-- {
 					r.unreserve()
@@ -185,14 +185,14 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			if extra > 0 {
 				// The fence write: to the read's remote buffer (a peer
 				// takes no data from it: siw_proc_write returns at once).
-				b.SetOne(0, makeWRID(r.owner, wrKindSend, seq-1), cverbs.OpRDMAWrite, cverbs.SendFence,
+				b.SetOne(0, r.wrid(seq-1), cverbs.OpRDMAWrite, cverbs.SendFence,
 					nil, req.Remote.VirtualAddress, req.Remote.RMRContext, 0)
 				k++
 				break
 			}
 			continue
 		}
-		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
+		wr := cverbs.SendWR{ID: r.wrid(seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: req.Add, Swap: req.Swap}
 		if req.Op == DTOIBCmpSwap {
@@ -344,7 +344,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			err = newError(recvOp, PrivilegesViolation)
 			break
 		}
-		r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
+		r.rwr[k] = cverbs.RecvWR{ID: r.wrid(seq), SGL: sge}
 	}
 	if flushAtPost {
 		r.mu.Unlock()

@@ -39,7 +39,7 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	}
 	signaled := flags == CompletionDefault
 	seq := r.reserve(cookie, uint64(n), op, signaled)
-	if l.freed.Load() || ep.qp.PostSendOne(makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+	if l.freed.Load() || ep.qp.PostSendOne(r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
 		r.unreserve()
 		r.mu.Unlock()
@@ -141,7 +141,7 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 		n := t.SegmentLength
 		signaled := req.Flags == CompletionDefault
 		seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
-		if b.SetSGE(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+		if b.SetSGE(k, r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 			cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
 			r.unreserve()
 			return k
@@ -185,7 +185,7 @@ func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) b
 		return false
 	}
 	seq := r.reserve(cookie, uint64(t.SegmentLength), DTOReceive, true)
-	if l.freed.Load() || ep.qp.PostRecvOne(makeWRID(r.owner, wrKindRecv, seq),
+	if l.freed.Load() || ep.qp.PostRecvOne(r.wrid(seq),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}) != nil {
 		r.unreserve()
 		r.mu.Unlock()
@@ -208,6 +208,6 @@ func (ep *EP) recvUsual(r *fifoRing, k int, rv *Recv) bool {
 	seq := r.reserve(rv.Cookie, uint64(t.SegmentLength), DTOReceive, true)
 	sge := r.sgeSlot(k)[:1]
 	sge[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}
-	r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
+	r.rwr[k] = cverbs.RecvWR{ID: r.wrid(seq), SGL: sge}
 	return true
 }

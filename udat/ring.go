@@ -119,6 +119,10 @@ type fifoRing struct {
 	tail  uint32    // next slot to use
 	owner uint32
 	kind  uint8
+	// id is the wr_id of sequence number 0, owner and kind (makeWRID):
+	// wrid is one OR, and the usual completion is the one whose wr_id is
+	// wrid(head).
+	id uint64
 	// flushing: the QP is in the error state (EP.setFlushing), so a new
 	// DTO completes as flushed at post, whatever the EP's state.
 	flushing bool
@@ -172,15 +176,24 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	for n <= size { // one spare slot for a flush marker
 		n <<= 1
 	}
-	return &fifoRing{
+	r := &fifoRing{
 		slots:   make([]dtoSlot, n),
 		mask:    uint32(n - 1),
 		limit:   size,
-		owner:   newOwner(),
 		kind:    kind,
 		scratch: newScratch(size, maxIOV, kind != wrKindRecv),
 	}
+	r.setOwner(newOwner())
+	return r
 }
+
+// setOwner makes owner the ring's id: its work requests' wr_ids name it.
+func (r *fifoRing) setOwner(owner uint32) {
+	r.owner, r.id = owner, makeWRID(owner, r.kind, 0)
+}
+
+// wrid is the wr_id of the work request of slot seq.
+func (r *fifoRing) wrid(seq uint32) uint64 { return r.id | uint64(seq) }
 
 // outstanding returns how many slots are in use. Caller holds mu.
 func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
@@ -373,13 +386,15 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// usualHead returns slot seq if a successful completion of it is the usual
-// one (EVD.deliver): of the oldest DTO, a send, RDMA write, RDMA read or
-// receive, with no DTO flushed at post time waiting behind it; otherwise
-// nil. A slot in [head, tail) is busy. Caller holds mu.
-func (r *fifoRing) usualHead(owner, seq uint32) *dtoSlot {
+// usualHead returns the head slot if a successful completion of it (one
+// whose wr_id is wrid(head)) is the usual one (EVD.deliver): of a send,
+// RDMA write, RDMA read or receive, with no DTO flushed at post time
+// waiting behind it; otherwise nil. A slot in [head, tail) is busy. Caller
+// holds mu.
+func (r *fifoRing) usualHead() *dtoSlot {
+	seq := r.head
 	s := &r.slots[seq&r.mask]
-	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.op > DTOReceive || s.quiet {
+	if seq == r.tail || s.done || s.flushed || s.op > DTOReceive || s.quiet {
 		return nil
 	}
 	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {
@@ -471,7 +486,8 @@ func (r *fifoRing) drain() []dtoSlot {
 		}
 		r.release(int(r.head & r.mask))
 	}
-	r.owner, r.stalled = newOwner(), false
+	r.setOwner(newOwner())
+	r.stalled = false
 	return left
 }
 

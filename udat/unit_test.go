@@ -111,6 +111,18 @@ func TestFIFORingStaleAndDrain(t *testing.T) {
 	require.Zero(t, r.outstanding())
 }
 
+// The ring's wr_ids name it: owner, kind and sequence number, and a new
+// owner after a drain.
+func TestFIFORingWRID(t *testing.T) {
+	for _, kind := range []uint8{wrKindSend, wrKindRecv} {
+		r := newFIFORing(4, 1, kind)
+		seq := r.reserve(1, 0, DTOSend, true)
+		require.Equal(t, makeWRID(r.owner, kind, seq), r.wrid(seq))
+		r.drain()
+		require.Equal(t, makeWRID(r.owner, kind, 7), r.wrid(7))
+	}
+}
+
 // A barrier fence waits only for RDMA reads and atomics posted before it
 // that have not completed: the ring tells whether there is one.
 func TestFIFORingReadsBefore(t *testing.T) {
