@@ -129,6 +129,9 @@ type fifoRing struct {
 	// stalled: the watchdog gave up on the queue (watchdog.go), so the
 	// first DTO the device flushes is the one that failed.
 	stalled bool
+	// settled counts the slots in [head, tail) that are settled (done or
+	// flushed): while it is 0, usualHead checks no slot's progress.
+	settled int
 	// posted and received count the queue's DTOs for the EP's counters
 	// (counters.go); they survive a Reset (inherit).
 	posted, received dtoCounts
@@ -324,6 +327,7 @@ func (r *fifoRing) reserveFlushed(cookie, length uint64, op DTOOp) {
 	seq := r.reserve(cookie, length, op, true)
 	s := &r.slots[seq&r.mask]
 	s.flushed, s.status = true, DTOErrFlushed
+	r.settled++
 }
 
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
@@ -350,6 +354,9 @@ func (r *fifoRing) inherit(old *fifoRing) *fifoRing {
 func (r *fifoRing) release(i int) {
 	r.dropAH(uint32(i))
 	s := &r.slots[i]
+	if s.settled() {
+		r.settled--
+	}
 	s.busy, s.rmr = false, nil
 }
 
@@ -371,6 +378,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 		status, r.stalled = DTOErrTransport, false
 	}
 	s.done, s.report = true, s.op != dtoMarker && !(s.quiet && status == DTOSuccess)
+	r.settled++
 	s.record(status, wc)
 	if status == DTOSuccess && s.isReceive() {
 		r.received.add(s.op, s.xfer)
@@ -380,6 +388,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 		o := &r.slots[q&r.mask]
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
+			r.settled++
 			r.dropAH(q & r.mask)
 		}
 	}
@@ -388,16 +397,12 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 
 // usualHead returns the head slot if a successful completion of it (one
 // whose wr_id is wrid(head)) is the usual one (EVD.deliver): of a send,
-// RDMA write, RDMA read or receive, with no DTO flushed at post time
-// waiting behind it; otherwise nil. A slot in [head, tail) is busy. Caller
-// holds mu.
+// RDMA write, RDMA read or receive, while no slot of the queue is settled
+// (so neither it nor a DTO flushed at post time behind it); otherwise nil.
+// A slot in [head, tail) is busy. Caller holds mu.
 func (r *fifoRing) usualHead() *dtoSlot {
-	seq := r.head
-	s := &r.slots[seq&r.mask]
-	if seq == r.tail || s.done || s.flushed || s.op > DTOReceive || s.quiet {
-		return nil
-	}
-	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {
+	s := &r.slots[r.head&r.mask]
+	if r.head == r.tail || r.settled != 0 || s.op > DTOReceive || s.quiet {
 		return nil
 	}
 	return s
