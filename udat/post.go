@@ -21,20 +21,14 @@ const maxInline = 64
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	if ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
+	return ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags)
 }
 
 // PostRDMAWrite writes the data of localIOV to remote, a buffer of the peer
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	if ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags)
 }
 
 // PostRDMARead reads remote, a buffer of the peer, into localIOV
@@ -43,10 +37,7 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	if ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags)
 }
 
 // PostRequests posts reqs in order, as PostSend, PostRDMAWrite and
@@ -275,9 +266,11 @@ func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fenc
 // the EP's RecvCompletionFlags allow it. An EP that uses an SRQ refuses
 // PostRecv. PostRecv is safe for concurrent use.
 func (ep *EP) PostRecv(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	if ep.recvFast(localIOV, cookie, flags) {
-		return nil
-	}
+	return ep.recvFast(localIOV, cookie, flags)
+}
+
+// recvSlow posts a receive that recvFast does not take, with every check.
+func (ep *EP) recvSlow(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
 	if err := ep.check(recvOp); err != nil {
 		return err
 	}

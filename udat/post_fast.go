@@ -15,19 +15,20 @@ import "github.com/udapl-go/udapl/cverbs"
 // noRemote is the remote buffer of a send: none.
 var noRemote RMRTriplet
 
-// postFast posts the usual DTO and reports true, or reports false having
-// posted nothing.
-func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) bool {
+// postFast posts the usual DTO, or anything else through postSlow: the
+// DAT calls call it last, so that they keep none of their arguments across
+// it.
+func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
 	// !made: a zero EP, no handle. A freed one is caught under the ring's
 	// lock, below.
 	if ep == nil || !ep.made || len(iov) != 1 || !ep.usualFlagsArg(op, flags) {
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	t := &iov[0]
 	o := &requestOps[op]
 	l := ep.usualSegment(t, o, remote)
 	if l == nil {
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	n := t.SegmentLength
 	r := ep.sq
@@ -35,7 +36,7 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	// made is known for both: freed alone says whether Free came since.
 	if ep.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	signaled := flags == CompletionDefault
 	seq := r.reserve(cookie, uint64(n), op, signaled)
@@ -43,10 +44,16 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
 		r.unreserve()
 		r.mu.Unlock()
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	r.mu.Unlock()
-	return true
+	return nil
+}
+
+// postSlow posts a send, RDMA write or RDMA read that postFast does not
+// take, with every check (postOne).
+func (ep *EP) postSlow(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
+	return ep.postOne(&Request{Op: op, LocalIOV: iov, Cookie: cookie, Remote: *remote, Flags: flags})
 }
 
 // usualFlagsArg reports whether flags make a usual DTO of op on this EP:
@@ -166,15 +173,15 @@ func (ep *EP) usualRecvSegment(iov []LMRTriplet, flags CompletionFlags) *LMR {
 }
 
 // recvFast is postFast for PostRecv: it posts the usual receive
-// (usualRecvSegment's) straight to the QP and reports true, or reports
-// false having posted nothing.
-func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) bool {
+// (usualRecvSegment's) straight to the QP, or anything else through
+// recvSlow.
+func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) error {
 	if ep == nil || !ep.made {
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	l := ep.usualRecvSegment(iov, flags)
 	if l == nil {
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	t := &iov[0]
 	r := ep.rq
@@ -182,17 +189,17 @@ func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) b
 	// Receives on a DISCONNECTED EP are flushed at post: postRecvs.
 	if ep.freed.Load() || r.flushing || r.full() || ep.getState() == EPStateDisconnected {
 		r.mu.Unlock()
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	seq := r.reserve(cookie, uint64(t.SegmentLength), DTOReceive, true)
 	if l.freed.Load() || ep.qp.PostRecvOne(r.wrid(seq),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}) != nil {
 		r.unreserve()
 		r.mu.Unlock()
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	r.mu.Unlock()
-	return true
+	return nil
 }
 
 // recvUsual is batchUsual for receive k of a batch on the EP's own receive
