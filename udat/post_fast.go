@@ -120,19 +120,16 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 		return k
 	}
 	// Read once: the compiler reads fields again after every store into
-	// the work queue. A batch's requests mostly share an LMR, which is
+	// the work queue (completesInOrder is read only for the rare
+	// suppressed read). A batch's requests mostly share an LMR, which is
 	// looked up again only when the key changes.
-	inOrder, maxMsg := ep.ia.completesInOrder(), ep.ia.maxMessageSize()
+	maxMsg := ep.ia.maxMessageSize()
 	var l *LMR
-	for room := r.limit - r.outstanding(); k < len(reqs) && room > 0; k, room = k+1, room-1 {
+	for end := min(len(reqs), k+r.limit-r.outstanding()); k < end; k++ {
 		req := &reqs[k]
-		switch req.Op {
-		case DTOSend, DTORDMAWrite, DTORDMARead:
-		default:
-			return k
-		}
-		if req.WithImmed || len(req.LocalIOV) != 1 || req.Flags&^CompletionSuppress != 0 ||
-			req.Flags != CompletionDefault && req.Op == DTORDMARead && !inOrder {
+		op := req.Op // once: the checks below then know its range
+		if op > DTORDMARead || req.WithImmed || len(req.LocalIOV) != 1 || req.Flags&^CompletionSuppress != 0 ||
+			req.Flags != CompletionDefault && op == DTORDMARead && !ep.ia.completesInOrder() {
 			return k // not usual: see usualFlagsArg
 		}
 		t := &req.LocalIOV[0]
@@ -141,13 +138,13 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 				return k
 			}
 		}
-		o := &requestOps[req.Op]
+		o := &requestOps[op]
 		if !usualFits(t, l, o, &req.Remote, maxMsg) {
 			return k
 		}
 		n := t.SegmentLength
 		signaled := req.Flags == CompletionDefault
-		seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
+		seq := r.reserve(req.Cookie, uint64(n), op, signaled)
 		if b.SetSGE(k, r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 			cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
 			r.unreserve()
