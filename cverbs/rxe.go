@@ -474,9 +474,17 @@ func findRXECQ(cq *C.struct_ibv_cq) rxeQueue {
 	return newRXEQueue(&q)
 }
 
-// poll moves up to len(wc) completions into wc, as librxe's poll_cq does,
-// with their immediate data in host byte order (immToHost).
-func (q *rxeQueue) poll(wc []WC) int {
+// pollDirect moves up to len(wc) completions of the CQ's rxe queue into
+// wc, as librxe's poll_cq does, with their immediate data in host byte
+// order (immToHost); a CQ without one (or nil) it polls through the verbs
+// (Poll). The caller keeps every other use of the CQ away (Poll and
+// PollArm hold its lock; PollSerial's caller sees to it). PollSerial is
+// inlined into its caller, which then calls the poll's loop itself.
+func (cq *CQ) pollDirect(wc []WC) (int, error) {
+	if cq == nil || cq.rxe.buf == nil {
+		return cq.Poll(wc)
+	}
+	q := &cq.rxe
 	prod := atomic.LoadUint32(q.producer())
 	cons := *q.consumer() // only this side writes it, under the CQ's lock
 	n := 0
@@ -492,7 +500,7 @@ func (q *rxeQueue) poll(wc []WC) int {
 	if n > 0 {
 		atomic.StoreUint32(q.consumer(), cons)
 	}
-	return n
+	return n, nil
 }
 
 // Direct reports whether posts to the QP's send queue skip the verbs: the
