@@ -26,8 +26,9 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	}
 	t := &iov[0]
 	o := &requestOps[op]
-	l := ep.usualSegment(t, o, remote)
-	if l == nil {
+	// usualSegment's checks, here: as a call it cost spills around it.
+	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
 		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	n := t.SegmentLength
@@ -67,7 +68,8 @@ func (ep *EP) usualFlagsArg(op DTOOp, flags CompletionFlags) bool {
 // usualSegment returns the LMR of t, the one segment of a usual DTO of
 // kind o to remote, or nil if it makes no usual DTO: a live LMR of the
 // EP's PZ that t fits (usualFits). The EP's state and queue are for the
-// caller to check.
+// caller to check. postFast and recvFast make the same checks in place,
+// without the call.
 func (ep *EP) usualSegment(t *LMRTriplet, o *requestOp, remote *RMRTriplet) *LMR {
 	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
 	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
@@ -162,25 +164,31 @@ var usualRecv = requestOp{name: recvOp, need: MemPrivLocalWrite}
 // flags: one segment that usualSegment takes, CompletionDefault, on an RC
 // EP without SRQ that has a receive EVD; nil if it is not one.
 func (ep *EP) usualRecvSegment(iov []LMRTriplet, flags CompletionFlags) *LMR {
-	if len(iov) != 1 || flags != CompletionDefault || ep.ud != nil || ep.srq != nil ||
-		ep.attr.MaxRecvIOV < 1 || ep.recvEVD == nil {
+	if !ep.usualRecvArgs(iov, flags) {
 		return nil
 	}
 	return ep.usualSegment(&iov[0], &usualRecv, &noRemote)
+}
+
+// usualRecvArgs is usualRecvSegment but for the segment's own checks.
+func (ep *EP) usualRecvArgs(iov []LMRTriplet, flags CompletionFlags) bool {
+	return len(iov) == 1 && flags == CompletionDefault && ep.ud == nil && ep.srq == nil &&
+		ep.attr.MaxRecvIOV >= 1 && ep.recvEVD != nil
 }
 
 // recvFast is postFast for PostRecv: it posts the usual receive
 // (usualRecvSegment's) straight to the QP, or anything else through
 // recvSlow.
 func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	if ep == nil || !ep.made {
-		return ep.recvSlow(iov, cookie, flags)
-	}
-	l := ep.usualRecvSegment(iov, flags)
-	if l == nil {
+	if ep == nil || !ep.made || !ep.usualRecvArgs(iov, flags) {
 		return ep.recvSlow(iov, cookie, flags)
 	}
 	t := &iov[0]
+	// usualSegment's checks, here, as in postFast.
+	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+	if l == nil || l.pz != ep.pz || !usualFits(t, l, &usualRecv, &noRemote, ep.ia.maxMessageSize()) {
+		return ep.recvSlow(iov, cookie, flags)
+	}
 	r := ep.rq
 	r.mu.Lock()
 	// Receives on a DISCONNECTED EP are flushed at post: postRecvs.
