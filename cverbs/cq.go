@@ -366,7 +366,7 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 		return 0, closedErr("ibv_poll_cq")
 	}
 	if cq.rxe.buf != nil {
-		n := cq.rxe.poll(wc[:min(len(wc), maxPoll)])
+		n, _ := cq.pollDirect(wc[:min(len(wc), maxPoll)])
 		cq.mu.Unlock()
 		return n, nil
 	}
@@ -388,12 +388,7 @@ func (cq *CQ) Poll(wc []WC) (int, error) {
 // Poll, PollArm, Resize and Close of the CQ from running meanwhile (udat's
 // EVD does all of them under its own lock, and unsets its CQ under that
 // lock before it closes it).
-func (cq *CQ) PollSerial(wc []WC) (int, error) {
-	if cq != nil && cq.rxe.buf != nil {
-		return cq.rxe.poll(wc), nil
-	}
-	return cq.Poll(wc)
-}
+func (cq *CQ) PollSerial(wc []WC) (int, error) { return cq.pollDirect(wc) }
 
 // maxPoll bounds what one ibv_poll_cq is asked for (its count is an int).
 const maxPoll = 1 << 30
@@ -421,7 +416,7 @@ func (cq *CQ) PollArm(wc []WC, need int, solicitedOnly bool) (got int, armed boo
 	first := 0
 	if cq.rxe.buf != nil {
 		// Polled here; the crossing below only when the CQ must be armed.
-		if first = cq.rxe.poll(wc); first >= need || first == len(wc) {
+		if first, _ = cq.pollDirect(wc); first >= need || first == len(wc) {
 			cq.mu.Unlock()
 			return first, false, nil
 		}

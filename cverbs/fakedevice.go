@@ -98,7 +98,7 @@ func newFakeQueue(slots int, shift uint32) rxeQueue {
 	if buf != nil {
 		h.log2_elem_size, h.index_mask = C.__u32(shift), C.__u32(slots-1)
 	}
-	return rxeQueue{buf: buf, mask: uint32(slots - 1), shift: shift}
+	return rxeQueue{buf: buf, mask: uint32(slots - 1), size: 1 << shift}
 }
 
 // wcOpcodes: the completion of each operation the fake QP takes.

@@ -36,51 +36,60 @@ func (e *EVD) deliver(wcs []cverbs.WC) {
 // costs a slot nothing it would not pay later and keeps the loop's
 // registers for the loop. Caller holds e.mu.
 func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
-	var ep *EP
-	var r *fifoRing // locked: the queue of the last completion taken
 	wcs = wcs[:min(len(wcs), len(evs))]
 	evs = evs[:len(wcs)] // no bounds check in the loop
 	k := 0
-	for ; k < len(wcs); k++ {
+	for k < len(wcs) {
+		// The queue of completion k, locked for the run of its usual
+		// completions that follows.
 		wc := &wcs[k]
-		owner, kind, seq := splitWRID(wc.WRID)
+		_, kind, _ := splitWRID(wc.WRID)
 		if wc.Status != cverbs.WCSuccess || kind != wrKindSend && kind != wrKindRecv {
 			break
 		}
-		if r == nil || wc.QPNum != ep.qpn || kind != r.kind {
-			if r != nil {
-				r.mu.Unlock()
+		ep := e.ia.hotEP(wc.QPNum) // inlined: no call on a hit
+		if ep == nil {
+			break
+		}
+		r := ep.sq
+		if kind == wrKindRecv {
+			r = ep.rq
+		}
+		r.mu.Lock()
+		run := k
+		// The run, with no lock taken in the loop. The usual completion is
+		// of the oldest DTO of its queue, which names it whole: one
+		// comparison for owner, kind and sequence (status and queue are
+		// known for the first).
+		for wc.WRID == r.wrid(r.head) {
+			s := r.usualHead()
+			if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
+				break // not the usual completion, or an extended receive (ext_ib.go)
 			}
-			if ep = e.ia.hotEP(wc.QPNum); ep == nil { // inlined: no call on a hit
-				r = nil
+			n := s.length // sent or written; read: all it asked for
+			if s.op == DTOReceive {
+				n = uint64(wc.ByteLen)
+				r.received.add(DTOReceive, n)
+			}
+			ev := &evs[k]
+			// Filled in field by field: the whole event as one composite
+			// literal would be built aside and copied, at three times the
+			// cost.
+			ev.resetForDTO()
+			ev.Number, ev.EVD = EventDTOCompletion, e
+			ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
+			r.popUsual(s)
+			if k++; k == len(wcs) {
 				break
 			}
-			r = ep.sq
-			if kind == wrKindRecv {
-				r = ep.rq
+			if wc = &wcs[k]; wc.Status != cverbs.WCSuccess || wc.QPNum != ep.qpn {
+				break
 			}
-			r.mu.Lock()
 		}
-		s := r.usualHead(owner, seq)
-		if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
-			break // not the usual completion, or an extended receive (ext_ib.go)
-		}
-		n := s.length // sent or written; read: all it asked for
-		if s.op == DTOReceive {
-			n = uint64(wc.ByteLen)
-			r.received.add(DTOReceive, n)
-		}
-		ev := &evs[k]
-		// Filled in field by field: the whole event as one composite
-		// literal would be built aside and copied, at three times the
-		// cost.
-		ev.resetForDTO()
-		ev.Number, ev.EVD = EventDTOCompletion, e
-		ev.DTO = DTOCompletionData{EP: ep, Cookie: s.cookie, Status: DTOSuccess, TransferredLength: n, Op: s.op}
-		r.popUsual(s)
-	}
-	if r != nil {
 		r.mu.Unlock()
+		if k == run {
+			break // not usual: left for deliverOther
+		}
 	}
 	return k
 }

@@ -879,7 +879,7 @@ func (ep *EP) postFlushMarker() {
 		return // the unsignalled datagrams count as sent (fifoRing.drain)
 	}
 	seq := r.reserve(0, 0, dtoMarker, true)
-	marker[0].ID = makeWRID(r.owner, wrKindSend, seq)
+	marker[0].ID = r.wrid(seq)
 	n, err := ep.qp.PostSend(marker[:])
 	if err != nil || n != 1 {
 		r.unreserve()

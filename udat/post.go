@@ -21,20 +21,14 @@ const maxInline = 64
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	if ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTOSend, LocalIOV: localIOV, Cookie: cookie, Flags: flags})
+	return ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags)
 }
 
 // PostRDMAWrite writes the data of localIOV to remote, a buffer of the peer
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	if ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTORDMAWrite, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags)
 }
 
 // PostRDMARead reads remote, a buffer of the peer, into localIOV
@@ -43,10 +37,7 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	if ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags) {
-		return nil
-	}
-	return ep.postOne(&Request{Op: DTORDMARead, LocalIOV: localIOV, Cookie: cookie, Remote: remote, Flags: flags})
+	return ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags)
 }
 
 // PostRequests posts reqs in order, as PostSend, PostRDMAWrite and
@@ -173,7 +164,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 		fence := req.Flags&CompletionBarrierFence != 0 && extra == 0 && r.readsBefore(seq)
 		if o.plain {
 			// Sends, RDMA writes and reads: straight into the descriptor.
-			if serr := b.SetOne(k+extra, makeWRID(r.owner, wrKindSend, seq), req.verb(o), ep.sendFlags(req, o, total, signaled || quiet, fence),
+			if serr := b.SetOne(k+extra, r.wrid(seq), req.verb(o), ep.sendFlags(req, o, total, signaled || quiet, fence),
 				sge, req.Remote.VirtualAddress, req.Remote.RMRContext, daplImmed(req.Immed)); serr != nil {
 				for ; extra >= 0; extra-- {
 					r.unreserve()
@@ -185,14 +176,14 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			if extra > 0 {
 				// The fence write: to the read's remote buffer (a peer
 				// takes no data from it: siw_proc_write returns at once).
-				b.SetOne(0, makeWRID(r.owner, wrKindSend, seq-1), cverbs.OpRDMAWrite, cverbs.SendFence,
+				b.SetOne(0, r.wrid(seq-1), cverbs.OpRDMAWrite, cverbs.SendFence,
 					nil, req.Remote.VirtualAddress, req.Remote.RMRContext, 0)
 				k++
 				break
 			}
 			continue
 		}
-		wr := cverbs.SendWR{ID: makeWRID(r.owner, wrKindSend, seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
+		wr := cverbs.SendWR{ID: r.wrid(seq), Op: req.verb(o), Flags: ep.sendFlags(req, o, total, signaled, fence),
 			SGL: sge, RemoteAddr: req.Remote.VirtualAddress, RKey: req.Remote.RMRContext,
 			Imm: daplImmed(req.Immed), CompareAdd: req.Add, Swap: req.Swap}
 		if req.Op == DTOIBCmpSwap {
@@ -275,9 +266,11 @@ func (ep *EP) sendFlags(req *Request, o *requestOp, total uint64, signaled, fenc
 // the EP's RecvCompletionFlags allow it. An EP that uses an SRQ refuses
 // PostRecv. PostRecv is safe for concurrent use.
 func (ep *EP) PostRecv(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	if ep.recvFast(localIOV, cookie, flags) {
-		return nil
-	}
+	return ep.recvFast(localIOV, cookie, flags)
+}
+
+// recvSlow posts a receive that recvFast does not take, with every check.
+func (ep *EP) recvSlow(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
 	if err := ep.check(recvOp); err != nil {
 		return err
 	}
@@ -344,7 +337,7 @@ func (ep *EP) postRecvs(recvs []Recv) (int, error) {
 			err = newError(recvOp, PrivilegesViolation)
 			break
 		}
-		r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
+		r.rwr[k] = cverbs.RecvWR{ID: r.wrid(seq), SGL: sge}
 	}
 	if flushAtPost {
 		r.mu.Unlock()

@@ -15,19 +15,21 @@ import "github.com/udapl-go/udapl/cverbs"
 // noRemote is the remote buffer of a send: none.
 var noRemote RMRTriplet
 
-// postFast posts the usual DTO and reports true, or reports false having
-// posted nothing.
-func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) bool {
+// postFast posts the usual DTO, or anything else through postSlow: the
+// DAT calls call it last, so that they keep none of their arguments across
+// it.
+func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
 	// !made: a zero EP, no handle. A freed one is caught under the ring's
 	// lock, below.
 	if ep == nil || !ep.made || len(iov) != 1 || !ep.usualFlagsArg(op, flags) {
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	t := &iov[0]
 	o := &requestOps[op]
-	l := ep.usualSegment(t, o, remote)
-	if l == nil {
-		return false
+	// usualSegment's checks, here: as a call it cost spills around it.
+	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	n := t.SegmentLength
 	r := ep.sq
@@ -35,18 +37,24 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	// made is known for both: freed alone says whether Free came since.
 	if ep.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	signaled := flags == CompletionDefault
 	seq := r.reserve(cookie, uint64(n), op, signaled)
-	if l.freed.Load() || ep.qp.PostSendOne(makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+	if l.freed.Load() || ep.qp.PostSendOne(r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
 		r.unreserve()
 		r.mu.Unlock()
-		return false
+		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	r.mu.Unlock()
-	return true
+	return nil
+}
+
+// postSlow posts a send, RDMA write or RDMA read that postFast does not
+// take, with every check (postOne).
+func (ep *EP) postSlow(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
+	return ep.postOne(&Request{Op: op, LocalIOV: iov, Cookie: cookie, Remote: *remote, Flags: flags})
 }
 
 // usualFlagsArg reports whether flags make a usual DTO of op on this EP:
@@ -60,7 +68,8 @@ func (ep *EP) usualFlagsArg(op DTOOp, flags CompletionFlags) bool {
 // usualSegment returns the LMR of t, the one segment of a usual DTO of
 // kind o to remote, or nil if it makes no usual DTO: a live LMR of the
 // EP's PZ that t fits (usualFits). The EP's state and queue are for the
-// caller to check.
+// caller to check. postFast and recvFast make the same checks in place,
+// without the call.
 func (ep *EP) usualSegment(t *LMRTriplet, o *requestOp, remote *RMRTriplet) *LMR {
 	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
 	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
@@ -113,19 +122,16 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 		return k
 	}
 	// Read once: the compiler reads fields again after every store into
-	// the work queue. A batch's requests mostly share an LMR, which is
+	// the work queue (completesInOrder is read only for the rare
+	// suppressed read). A batch's requests mostly share an LMR, which is
 	// looked up again only when the key changes.
-	inOrder, maxMsg := ep.ia.completesInOrder(), ep.ia.maxMessageSize()
+	maxMsg := ep.ia.maxMessageSize()
 	var l *LMR
-	for room := r.limit - r.outstanding(); k < len(reqs) && room > 0; k, room = k+1, room-1 {
+	for end := min(len(reqs), k+r.limit-r.outstanding()); k < end; k++ {
 		req := &reqs[k]
-		switch req.Op {
-		case DTOSend, DTORDMAWrite, DTORDMARead:
-		default:
-			return k
-		}
-		if req.WithImmed || len(req.LocalIOV) != 1 || req.Flags&^CompletionSuppress != 0 ||
-			req.Flags != CompletionDefault && req.Op == DTORDMARead && !inOrder {
+		op := req.Op // once: the checks below then know its range
+		if op > DTORDMARead || req.WithImmed || len(req.LocalIOV) != 1 || req.Flags&^CompletionSuppress != 0 ||
+			req.Flags != CompletionDefault && op == DTORDMARead && !ep.ia.completesInOrder() {
 			return k // not usual: see usualFlagsArg
 		}
 		t := &req.LocalIOV[0]
@@ -134,14 +140,14 @@ func (ep *EP) batchUsual(r *fifoRing, b cverbs.SendBatch, k int, reqs []Request)
 				return k
 			}
 		}
-		o := &requestOps[req.Op]
+		o := &requestOps[op]
 		if !usualFits(t, l, o, &req.Remote, maxMsg) {
 			return k
 		}
 		n := t.SegmentLength
 		signaled := req.Flags == CompletionDefault
-		seq := r.reserve(req.Cookie, uint64(n), req.Op, signaled)
-		if b.SetSGE(k, makeWRID(r.owner, wrKindSend, seq), o.verb, ep.usualFlags(o, n, signaled),
+		seq := r.reserve(req.Cookie, uint64(n), op, signaled)
+		if b.SetSGE(k, r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 			cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, req.Remote.VirtualAddress, req.Remote.RMRContext) != nil {
 			r.unreserve()
 			return k
@@ -158,41 +164,47 @@ var usualRecv = requestOp{name: recvOp, need: MemPrivLocalWrite}
 // flags: one segment that usualSegment takes, CompletionDefault, on an RC
 // EP without SRQ that has a receive EVD; nil if it is not one.
 func (ep *EP) usualRecvSegment(iov []LMRTriplet, flags CompletionFlags) *LMR {
-	if len(iov) != 1 || flags != CompletionDefault || ep.ud != nil || ep.srq != nil ||
-		ep.attr.MaxRecvIOV < 1 || ep.recvEVD == nil {
+	if !ep.usualRecvArgs(iov, flags) {
 		return nil
 	}
 	return ep.usualSegment(&iov[0], &usualRecv, &noRemote)
 }
 
+// usualRecvArgs is usualRecvSegment but for the segment's own checks.
+func (ep *EP) usualRecvArgs(iov []LMRTriplet, flags CompletionFlags) bool {
+	return len(iov) == 1 && flags == CompletionDefault && ep.ud == nil && ep.srq == nil &&
+		ep.attr.MaxRecvIOV >= 1 && ep.recvEVD != nil
+}
+
 // recvFast is postFast for PostRecv: it posts the usual receive
-// (usualRecvSegment's) straight to the QP and reports true, or reports
-// false having posted nothing.
-func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) bool {
-	if ep == nil || !ep.made {
-		return false
-	}
-	l := ep.usualRecvSegment(iov, flags)
-	if l == nil {
-		return false
+// (usualRecvSegment's) straight to the QP, or anything else through
+// recvSlow.
+func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) error {
+	if ep == nil || !ep.made || !ep.usualRecvArgs(iov, flags) {
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	t := &iov[0]
+	// usualSegment's checks, here, as in postFast.
+	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
+	if l == nil || l.pz != ep.pz || !usualFits(t, l, &usualRecv, &noRemote, ep.ia.maxMessageSize()) {
+		return ep.recvSlow(iov, cookie, flags)
+	}
 	r := ep.rq
 	r.mu.Lock()
 	// Receives on a DISCONNECTED EP are flushed at post: postRecvs.
 	if ep.freed.Load() || r.flushing || r.full() || ep.getState() == EPStateDisconnected {
 		r.mu.Unlock()
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	seq := r.reserve(cookie, uint64(t.SegmentLength), DTOReceive, true)
-	if l.freed.Load() || ep.qp.PostRecvOne(makeWRID(r.owner, wrKindRecv, seq),
+	if l.freed.Load() || ep.qp.PostRecvOne(r.wrid(seq),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}) != nil {
 		r.unreserve()
 		r.mu.Unlock()
-		return false
+		return ep.recvSlow(iov, cookie, flags)
 	}
 	r.mu.Unlock()
-	return true
+	return nil
 }
 
 // recvUsual is batchUsual for receive k of a batch on the EP's own receive
@@ -208,6 +220,6 @@ func (ep *EP) recvUsual(r *fifoRing, k int, rv *Recv) bool {
 	seq := r.reserve(rv.Cookie, uint64(t.SegmentLength), DTOReceive, true)
 	sge := r.sgeSlot(k)[:1]
 	sge[0] = cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}
-	r.rwr[k] = cverbs.RecvWR{ID: makeWRID(r.owner, wrKindRecv, seq), SGL: sge}
+	r.rwr[k] = cverbs.RecvWR{ID: r.wrid(seq), SGL: sge}
 	return true
 }

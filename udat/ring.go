@@ -119,12 +119,19 @@ type fifoRing struct {
 	tail  uint32    // next slot to use
 	owner uint32
 	kind  uint8
+	// id is the wr_id of sequence number 0, owner and kind (makeWRID):
+	// wrid is one OR, and the usual completion is the one whose wr_id is
+	// wrid(head).
+	id uint64
 	// flushing: the QP is in the error state (EP.setFlushing), so a new
 	// DTO completes as flushed at post, whatever the EP's state.
 	flushing bool
 	// stalled: the watchdog gave up on the queue (watchdog.go), so the
 	// first DTO the device flushes is the one that failed.
 	stalled bool
+	// settled counts the slots in [head, tail) that are settled (done or
+	// flushed): while it is 0, usualHead checks no slot's progress.
+	settled int
 	// posted and received count the queue's DTOs for the EP's counters
 	// (counters.go); they survive a Reset (inherit).
 	posted, received dtoCounts
@@ -172,15 +179,24 @@ func newFIFORing(size, maxIOV int, kind uint8) *fifoRing {
 	for n <= size { // one spare slot for a flush marker
 		n <<= 1
 	}
-	return &fifoRing{
+	r := &fifoRing{
 		slots:   make([]dtoSlot, n),
 		mask:    uint32(n - 1),
 		limit:   size,
-		owner:   newOwner(),
 		kind:    kind,
 		scratch: newScratch(size, maxIOV, kind != wrKindRecv),
 	}
+	r.setOwner(newOwner())
+	return r
 }
+
+// setOwner makes owner the ring's id: its work requests' wr_ids name it.
+func (r *fifoRing) setOwner(owner uint32) {
+	r.owner, r.id = owner, makeWRID(owner, r.kind, 0)
+}
+
+// wrid is the wr_id of the work request of slot seq.
+func (r *fifoRing) wrid(seq uint32) uint64 { return r.id | uint64(seq) }
 
 // outstanding returns how many slots are in use. Caller holds mu.
 func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
@@ -311,6 +327,7 @@ func (r *fifoRing) reserveFlushed(cookie, length uint64, op DTOOp) {
 	seq := r.reserve(cookie, length, op, true)
 	s := &r.slots[seq&r.mask]
 	s.flushed, s.status = true, DTOErrFlushed
+	r.settled++
 }
 
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
@@ -337,6 +354,9 @@ func (r *fifoRing) inherit(old *fifoRing) *fifoRing {
 func (r *fifoRing) release(i int) {
 	r.dropAH(uint32(i))
 	s := &r.slots[i]
+	if s.settled() {
+		r.settled--
+	}
 	s.busy, s.rmr = false, nil
 }
 
@@ -358,6 +378,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 		status, r.stalled = DTOErrTransport, false
 	}
 	s.done, s.report = true, s.op != dtoMarker && !(s.quiet && status == DTOSuccess)
+	r.settled++
 	s.record(status, wc)
 	if status == DTOSuccess && s.isReceive() {
 		r.received.add(s.op, s.xfer)
@@ -367,22 +388,21 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 		o := &r.slots[q&r.mask]
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
+			r.settled++
 			r.dropAH(q & r.mask)
 		}
 	}
 	return true
 }
 
-// usualHead returns slot seq if a successful completion of it is the usual
-// one (EVD.deliver): of the oldest DTO, a send, RDMA write, RDMA read or
-// receive, with no DTO flushed at post time waiting behind it; otherwise
-// nil. A slot in [head, tail) is busy. Caller holds mu.
-func (r *fifoRing) usualHead(owner, seq uint32) *dtoSlot {
-	s := &r.slots[seq&r.mask]
-	if owner != r.owner || seq != r.head || seq == r.tail || s.done || s.flushed || s.op > DTOReceive || s.quiet {
-		return nil
-	}
-	if next := seq + 1; next != r.tail && r.slots[next&r.mask].settled() {
+// usualHead returns the head slot if a successful completion of it (one
+// whose wr_id is wrid(head)) is the usual one (EVD.deliver): of a send,
+// RDMA write, RDMA read or receive, while no slot of the queue is settled
+// (so neither it nor a DTO flushed at post time behind it); otherwise nil.
+// A slot in [head, tail) is busy. Caller holds mu.
+func (r *fifoRing) usualHead() *dtoSlot {
+	s := &r.slots[r.head&r.mask]
+	if r.head == r.tail || r.settled != 0 || s.op > DTOReceive || s.quiet {
 		return nil
 	}
 	return s
@@ -471,7 +491,8 @@ func (r *fifoRing) drain() []dtoSlot {
 		}
 		r.release(int(r.head & r.mask))
 	}
-	r.owner, r.stalled = newOwner(), false
+	r.setOwner(newOwner())
+	r.stalled = false
 	return left
 }
 

@@ -149,7 +149,7 @@ func (r *RMR) Bind(lmr *LMR, triplet LMRTriplet, priv MemPriv, vaType VAType, ep
 	seq := q.reserve(cookie, 0, DTOBindMW, true)
 	q.setRMR(seq, r)
 	key, err := ep.qp.BindMW(r.mw, mr, triplet.VirtualAddress, uint64(triplet.SegmentLength), acc,
-		makeWRID(q.owner, wrKindSend, seq))
+		q.wrid(seq))
 	if err != nil {
 		q.unreserve()
 		q.mu.Unlock()

@@ -111,6 +111,81 @@ func TestFIFORingStaleAndDrain(t *testing.T) {
 	require.Zero(t, r.outstanding())
 }
 
+// The ring's wr_ids name it: owner, kind and sequence number, and a new
+// owner after a drain.
+func TestFIFORingWRID(t *testing.T) {
+	for _, kind := range []uint8{wrKindSend, wrKindRecv} {
+		r := newFIFORing(4, 1, kind)
+		seq := r.reserve(1, 0, DTOSend, true)
+		require.Equal(t, makeWRID(r.owner, kind, seq), r.wrid(seq))
+		r.drain()
+		require.Equal(t, makeWRID(r.owner, kind, 7), r.wrid(7))
+	}
+}
+
+// fifoRing.settled counts the settled slots of [head, tail), and
+// usualHead takes the head only while there are none.
+func TestFIFORingSettledCount(t *testing.T) {
+	r := newFIFORing(8, 1, wrKindSend)
+	check := func(what string) {
+		t.Helper()
+		n := 0
+		for q := r.head; q != r.tail; q++ {
+			if r.slots[q&r.mask].settled() {
+				n++
+			}
+		}
+		require.Equal(t, n, r.settled, what)
+	}
+	a := r.reserve(1, 8, DTOSend, true)
+	r.reserve(2, 8, DTORDMAWrite, false)
+	c := r.reserve(3, 8, DTORDMAWrite, true)
+	check("posted")
+	require.NotNil(t, r.usualHead(), "nothing settled: the head is usual")
+	require.True(t, r.complete(r.owner, c, DTOSuccess, &cverbs.WC{}))
+	check("a later DTO completed, with the unsignalled one before it")
+	require.Nil(t, r.usualHead(), "slots settled before their turn")
+	_, ok := take(r, r.owner, a)
+	require.True(t, ok)
+	check("the head reported")
+	_, ok = take(r, r.owner, c) // reported by next: already done
+	require.False(t, ok)
+	s, ok := popNext(r)
+	require.True(t, ok)
+	require.Equal(t, uint64(3), s.cookie)
+	check("all reported")
+	require.Zero(t, r.settled)
+
+	d := r.reserve(4, 8, DTOSend, true)
+	r.reserveFlushed(5, 0, DTOSend)
+	check("a DTO flushed at post behind an outstanding one")
+	require.Nil(t, r.usualHead(), "a flushed DTO waits behind the head")
+	require.True(t, r.complete(r.owner, d, DTOSuccess, &cverbs.WC{}))
+	for _, ok := popNext(r); ok; _, ok = popNext(r) {
+	}
+	check("reported")
+	require.Zero(t, r.settled)
+
+	r.reserve(6, 8, DTOSend, true)
+	r.reserveFlushed(7, 0, DTOSend)
+	r.drain()
+	check("drained")
+	require.Zero(t, r.settled)
+	r.reserve(8, 8, DTOSend, true)
+	require.NotNil(t, r.usualHead())
+}
+
+// popNext reports and pops the ring's next slot to report, as deliver does.
+func popNext(r *fifoRing) (dtoSlot, bool) {
+	s := r.next()
+	if s == nil {
+		return dtoSlot{}, false
+	}
+	out := *s
+	r.pop()
+	return out, true
+}
+
 // A barrier fence waits only for RDMA reads and atomics posted before it
 // that have not completed: the ring tells whether there is one.
 func TestFIFORingReadsBefore(t *testing.T) {

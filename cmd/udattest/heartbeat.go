@@ -174,8 +174,25 @@ func (c *conn) reqCookies(what string) (uint64, error) {
 	if err != nil && err != udat.ErrQueueEmpty {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
+	evs := c.evs[:n]
+	if !c.beatOut {
+		// No msgProgress in flight: every event is to be a successful DTO
+		// of the run, and the last one's cookie is the answer. The loop
+		// runs once per operation, so it checks only that.
+		for i := range evs {
+			if ev := &evs[i]; ev.Number != udat.EventDTOCompletion || ev.DTO.Status != udat.DTOSuccess {
+				d, err := c.checkDTO(ev, nil, what)
+				return d.Cookie, err
+			}
+		}
+		if n > 0 {
+			return evs[n-1].DTO.Cookie, nil
+		}
+		d, err := c.reqDTO(what)
+		return d.Cookie, err
+	}
 	// Locals rather than c's fields: the loop runs once per operation.
-	evs, beatOut := c.evs[:n], c.beatOut
+	beatOut := c.beatOut
 	var last uint64
 	found := false
 	for i := range evs {

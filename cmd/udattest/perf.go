@@ -187,19 +187,24 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
-	reqs := make([]udat.Request, batch) // the same but for cookie and flags
-	c.evs = make([]udat.Event, batch)
-	for i := range reqs {
-		reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Remote: remote}
-	}
 	flags := signaller{every: signal, left: signal, n: n}
+	if batch > 1 {
+		reqs := make([]udat.Request, batch) // the same but for cookie and flags
+		c.evs = make([]udat.Event, batch)
+		for i := range reqs {
+			reqs[i] = udat.Request{Op: op.dto(), LocalIOV: iov, Remote: remote}
+		}
+		start := time.Now()
+		err := c.throughputBatch(op, n, depth, &flags, reqs, p)
+		return time.Since(start), err
+	}
 	ep := c.ep
 	posted, completed := 0, 0
 	start := time.Now()
 	for completed < n {
 		// One at a time: the DAT call, as dapltest makes it (in the loop,
 		// not through post: one call per operation).
-		for limit := min(n, completed+depth); batch == 1 && posted < limit; {
+		for limit := min(n, completed+depth); posted < limit; {
 			posted++
 			f := flags.next(posted)
 			var err error
@@ -215,29 +220,7 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
 			}
 		}
-		for k := min(batch, n-posted); batch > 1 && k > 0 && posted+k-completed <= depth; k = min(batch, n-posted) {
-			var err error
-			if k == 1 {
-				posted++
-				err = c.post(op, iov, uint64(posted), remote, flags.next(posted))
-			} else {
-				for i := range k {
-					posted++
-					reqs[i].Cookie, reqs[i].Flags = uint64(posted), flags.next(posted)
-				}
-				err = c.postRequests(op, reqs[:k])
-			}
-			if err != nil {
-				return 0, fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
-			}
-		}
-		var cookie uint64
-		var err error
-		if batch > 1 {
-			cookie, err = c.reqCookies("wait for completions") // a burst of them
-		} else {
-			cookie, err = c.reqCookie("wait for a completion")
-		}
+		cookie, err := c.reqCookie("wait for a completion")
 		if err != nil {
 			return 0, fmt.Errorf("after %d of %d operations: %w", completed, n, err)
 		}
@@ -250,6 +233,48 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		}
 	}
 	return time.Since(start), nil
+}
+
+// throughputBatch is throughput's loop for posts of len(reqs): it posts
+// them with one EP.PostRequests whenever that many fit in the queue (the
+// rest at the end) and takes the completions in bursts (reqCookies). reqs
+// are made but for their cookies and flags. Every request is signalled
+// when flags asks for every one, and then only the cookies are written:
+// the loop is meant to cost next to nothing beside the library's calls, as
+// perftest's does.
+func (c *conn) throughputBatch(op opKind, n, depth int, flags *signaller, reqs []udat.Request, p *progress) error {
+	allSignalled := flags.every == 1
+	posted, completed := 0, 0
+	for completed < n {
+		for k := min(len(reqs), n-posted); k > 0 && posted+k-completed <= depth; k = min(len(reqs), n-posted) {
+			batch := reqs[:k]
+			if allSignalled {
+				for i := range batch {
+					batch[i].Cookie = uint64(posted + 1 + i)
+				}
+			} else {
+				for i := range batch {
+					batch[i].Cookie, batch[i].Flags = uint64(posted+1+i), flags.next(posted+1+i)
+				}
+			}
+			posted += k
+			if err := c.postRequests(op, batch); err != nil {
+				return fmt.Errorf("post %s %d of %d: %w", op.title(), posted, n, err)
+			}
+		}
+		cookie, err := c.reqCookies("wait for completions") // a burst of them
+		if err != nil {
+			return fmt.Errorf("after %d of %d operations: %w", completed, n, err)
+		}
+		completed = int(cookie)
+		p.set(int64(completed))
+		if c.beatDue() {
+			if err := c.sendBeat(completed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // signaller gives the completion flags of a run's operations, in order:
