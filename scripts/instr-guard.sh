@@ -6,7 +6,7 @@
 # valgrind's callgrind, once with GUARD_N1 rounds and once with GUARD_N2;
 # internal/instrcount then takes each row's instructions per DTO and fails
 # when one is over its budget in udat/testdata/instr-budget.txt. The counts
-# are exact and the same from run to run: a change that makes the data
+# are exact (but for the runtime's noise, below): a change that makes the data
 # path dearer fails here, and one that makes it cheaper should lower the
 # budget with it.
 #
@@ -26,18 +26,34 @@ command -v valgrind >/dev/null || {
 rm -rf "$out"
 mkdir -p "$out"
 go test -c -tags udapl_fakedevice -o "$out/udat.test" ./udat
-for n in "$n1" "$n2"; do
-	# Go's asynchronous preemption signals trip callgrind's signal
-	# bookkeeping (the rounds never need preempting), and valgrind 3.19
-	# reports RDTSCP in CPUID but cannot run it (the runtime's cputicks, on
-	# a contended runtime lock): both off.
-	if ! GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off UDAPL_HOST_ONLY=1 UDAPL_GUARD_ROUNDS=$n \
-		valgrind --vgdb=no --tool=callgrind --callgrind-out-file="$out/guard.$n.out" \
-		"$out/udat.test" -test.run '^TestInstrGuardRounds$' -test.count=1 >"$out/guard.$n.log" 2>&1; then
-		cat "$out/guard.$n.log" >&2
-		echo "instr-guard.sh: the guard test failed with $n rounds" >&2
-		exit 1
+# measure profiles GUARD_N1 and GUARD_N2 rounds.
+measure() {
+	local n
+	for n in "$n1" "$n2"; do
+		# Go's asynchronous preemption signals trip callgrind's signal
+		# bookkeeping (the rounds never need preempting), and valgrind 3.19
+		# reports RDTSCP in CPUID but cannot run it (the runtime's cputicks, on
+		# a contended runtime lock): both off.
+		if ! GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off UDAPL_HOST_ONLY=1 UDAPL_GUARD_ROUNDS=$n \
+			valgrind --vgdb=no --tool=callgrind --callgrind-out-file="$out/guard.$n.out" \
+			"$out/udat.test" -test.run '^TestInstrGuardRounds$' -test.count=1 >"$out/guard.$n.log" 2>&1; then
+			cat "$out/guard.$n.log" >&2
+			echo "instr-guard.sh: the guard test failed with $n rounds" >&2
+			exit 1
+		fi
+	done
+}
+
+# Now and then the runtime's own work (a GC cycle, a timer) lands inside a
+# measured round and inflates one row of that run (about 1 run in 8, by up
+# to 5 %); it never makes one cheaper. A row over budget is measured again,
+# up to three times in all: a regression fails every time.
+for attempt in 1 2 3; do
+	measure
+	if go run ./internal/instrcount guard -budget udat/testdata/instr-budget.txt \
+		"$n1" "$out/guard.$n1.out" "$n2" "$out/guard.$n2.out"; then
+		exit 0
 	fi
+	[ "$attempt" = 3 ] || echo "instr-guard.sh: over budget in measurement $attempt of 3; measuring again" >&2
 done
-go run ./internal/instrcount guard -budget udat/testdata/instr-budget.txt \
-	"$n1" "$out/guard.$n1.out" "$n2" "$out/guard.$n2.out"
+exit 1
