@@ -128,9 +128,25 @@ func TestDtestWithC(t *testing.T) {
 	args := []string{"-P", dtestport.Provider, "-b", strconv.Itoa(o.BufLen), "-B", strconv.Itoa(o.Burst)}
 
 	t.Run("CServerGoClient", func(t *testing.T) {
-		c := dtStart(t, bin, dtestport.DtestPass, append([]string{"-s"}, args...)...)
-		require.NoError(t, c.WaitOutput("Server is waiting for client connection", 30*time.Second))
-		require.NoError(t, dtestport.DtestClient(c.Failed(), dev, addr, o, t.Logf))
+		var c *dtestport.Proc
+		for try := 1; ; try++ {
+			c = dtStart(t, bin, dtestport.DtestPass, append([]string{"-s"}, args...)...)
+			require.NoError(t, c.WaitOutput("Server is waiting for client connection", 30*time.Second))
+			err := dtestport.DtestClient(c.Failed(), dev, addr, o, t.Logf)
+			// The C server sends as soon as it is connected, and
+			// soft-iWARP's active side fails a connection whose first
+			// data comes before it has taken the MPA reply (EPROTO in
+			// siw_recv_mpa_rr): the client sees UNREACHABLE, about 1
+			// run in 10. Not ours to cure (migrating-from-c.md): once
+			// more, with a new server.
+			if err != nil && try == 1 && dtSoftIWARP(t, dev) && strings.Contains(err.Error(), udat.EventConnectionUnreachable.String()) {
+				t.Logf("try 1 lost its connection to siw's MPA start-up race: %v; once more", err)
+				c.Kill()
+				continue
+			}
+			require.NoError(t, err)
+			break
+		}
 		dtFinish(t, c, dtFinishWait,
 			`CONNECTED!`,
 			`SERVER: RDMA write buffer contains: client RDMA write data\.\.\.$`,

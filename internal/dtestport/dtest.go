@@ -213,6 +213,16 @@ func (d *dtest) connect(server netip.Addr) {
 		}
 	}
 	d.logf("Go dtest %s: connected", d.name())
+	if d.server {
+		// The client's message before ours (C's server sends at once):
+		// soft-iWARP's active side fails a connection whose first data
+		// arrives before it has taken the MPA reply (EPROTO in
+		// siw_recv_mpa_rr, the C client's CONN_ERR), and the client's
+		// first send proves it has.
+		d.recvRMR()
+		d.sendRMR(true)
+		return
+	}
 	d.sendRMR(true)
 	d.recvRMR()
 }
@@ -298,14 +308,15 @@ func (d *dtest) protocol() {
 			waitDTO(d.ctx, d.req, fmt.Sprintf("RDMA read %d", i), 0x9999, d.o.BufLen)
 		}
 		// The peer's rbuf holds what this side wrote in step 5, and
-		// its read text once it has set it.
+		// its read text once it has set it: a read that overlaps the
+		// setting may take some bytes of each (seen on soft-iWARP).
 		mine := make([]byte, d.o.BufLen)
 		fillBytes(mine, 'b')
 		copy(mine, d.text("write"))
 		set := bytes.Clone(mine)
 		copy(set, d.peerText("read"))
-		if got := sb[:d.o.BufLen]; !bytes.Equal(got, set) && !bytes.Equal(got, mine) {
-			fail("RDMA read of the peer's rbuf: %q..., want %q or %q then 'b's", prefix(got), d.peerText("read"), d.text("write"))
+		if got := sb[:d.o.BufLen]; !eitherBytes(got, set, mine) {
+			fail("RDMA read of the peer's rbuf: %q..., want the bytes of %q or %q then 'b's", prefix(got), d.peerText("read"), d.text("write"))
 		}
 		d.sendRMR(false)
 		d.recvRMR()
@@ -388,4 +399,17 @@ func (d *dtest) teardown() {
 
 func (d *dtest) close() {
 	closeAll(d.ia, d.ep, d.psp, d.rbuf, d.sbuf, d.msg, d.req, d.rcv, d.conn, d.crEVD, d.pz)
+}
+
+// eitherBytes reports whether every byte of got is a's or b's at its place.
+func eitherBytes(got, a, b []byte) bool {
+	if len(got) != len(a) || len(got) != len(b) {
+		return false
+	}
+	for i, c := range got {
+		if c != a[i] && c != b[i] {
+			return false
+		}
+	}
+	return true
 }
