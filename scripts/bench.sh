@@ -9,7 +9,8 @@
 #   - the usual 2-vCPU VM: the latency rows (ping-pong needs two CPUs; on
 #     one it measures the scheduler's tick);
 # and one on soft-iWARP siw0 (UDAPL_RDMA=siw, as make test-siw):
-#   - the deterministic VM again (mode siw): the polling throughput rows.
+#   - the deterministic VM again (mode siw): the throughput rows, polling
+#     and blocking.
 #     perftest connects through rdma_cm there (-R; iWARP has no other way),
 #     and its server in the RDMA write and read rows runs at nice 19
 #     (BENCH_PERFTEST_NICE), as the -R server busy-polls with nothing to do
@@ -89,7 +90,8 @@ done
 det_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
 write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block conn_rc_wait conn_rc_poll"
 smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll"
-siw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16"
+siw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
+write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block"
 for mode in ${BENCH_MODES:-det smp siw}; do
 	mkdir -p "$out/$mode"
 	cat >"$out/$mode/vm.sh" <<EOF

@@ -437,12 +437,16 @@ func TestSiwNeverMixesDevices(t *testing.T) {
 		"write_bw_64_siw\tdapl\t1\t40000\t2.4\tNA\tNA",
 		"read_bw_64_siw\tudapl\t1\t30000\t1.8\tNA\tNA",
 		"read_bw_64_siw\tdapl\t1\t15000\t0.9\tNA\tNA",
+		"write_bw_64_block_siw\tudapl\t1\t30000\t1.8\tNA\tNA",
+		"write_bw_64_block_siw\tdapl\t1\t40000\t2.4\tNA\tNA",
 	)
 	r := &report{in: in}
 	s := r.siw()
 	assert.Contains(t, s, "| RDMA write, 64 B (siw) | msg rate (1/s) | 20,000 | 40,000 | – | – | – | – | – |\n",
 		"no udapl run on siw: no ratio, though rxe0 has one")
 	assert.Contains(t, s, "| RDMA read, 64 B (siw) | msg rate (1/s) | – | 15,000 | 30,000 | – | 2.00 | – | 2.00 |\n")
+	assert.Contains(t, s, "| RDMA write, 64 B, blocking (siw) | msg rate (1/s) | – | 40,000 | 30,000 | – | 0.75 | – | 0.75 |\n",
+		"the blocking rows in the same table")
 	assert.NotContains(t, s, "Targets met")
 	assert.NotContains(t, s, "RDMA write, 4 KiB", "only the rows that ran")
 	assert.Equal(t, 0, r.total, "no target counted")
@@ -475,7 +479,7 @@ func TestReadSiw(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, Write(&b, in))
 	md := b.String()
-	assert.Contains(t, md, "### Throughput, polling, soft-iWARP (deterministic VM, siw0)")
+	assert.Contains(t, md, "### Throughput, soft-iWARP (deterministic VM, siw0)")
 	assert.Contains(t, md, "at nice 19")
 	assert.Contains(t, md, "| RDMA write, 64 B (siw) | msg rate (1/s) | 53,085 | 51,635 | 47,088 | 0.89 | 0.91 | 0.89 | 0.91 |\n")
 	assert.Contains(t, md, "| send/recv, 64 B (siw) | msg rate (1/s) | 25,579 | – | FAILED (3 runs) | – | – | – | – |\n")

@@ -17,8 +17,8 @@ var (
 	rttRows   = []string{"write_rtt_4k_block"}
 	connRows  = []string{"conn_rc_wait_det", "conn_rc_poll_det", "conn_rc_wait_smp", "conn_rc_poll_smp"}
 	tools     = []string{"perftest", "dapl", "udapl"}
-	// The soft-iWARP VM's rows: det's polling throughput rows, on siw0.
-	siwRows = siwNames(bwRows)
+	// The soft-iWARP VM's rows: det's throughput rows, on siw0.
+	siwRows = siwNames(append(append([]string{}, bwRows...), blockRows...))
 )
 
 // siwNames are rows as the siw VM's (RowName).
@@ -192,8 +192,9 @@ func (r *report) throughput(rows []string, targets bool) string {
 	return b.String()
 }
 
-// siw is the table of the soft-iWARP VM's throughput rows that ran, as
-// the deterministic VM's on rxe0 without targets, or "" when none ran.
+// siw is the table of the soft-iWARP VM's throughput rows that ran,
+// polling and blocking, as the deterministic VM's on rxe0 without targets,
+// or "" when none ran.
 func (r *report) siw() string {
 	var rows []string
 	for _, row := range siwRows {
