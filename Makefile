@@ -14,9 +14,11 @@
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
 #                (default 10m; SOAK=60s for a short run) under a schedule of
 #                faults, then its accounting table (not part of make test)
-#   make bench   perftest, C DAPL and udapl side by side in two VMs; writes BENCHMARKS.md
-#                (make bench-instr first, then in each VM the rates and the
-#                connection setup rate of C's dtestcm and its Go port, both roles)
+#   make bench   perftest, C DAPL and udapl side by side in two VMs on rxe0 and
+#                the deterministic one again on siw0; writes BENCHMARKS.md
+#                (make bench-instr first, then in each VM the rates, and in the
+#                rxe VMs the connection setup rate of C's dtestcm and its Go
+#                port, both roles)
 #   make bench-instr user-space instructions per operation of each tool, counted
 #                with callgrind in the VM; the first section of BENCHMARKS.md
 #   make guard   user-space instructions per DTO of udat's post and completion over
@@ -169,7 +171,7 @@ demo: deps
 
 # Settings in the header of scripts/bench.sh; BENCH_ROWS_DET="conn_rc_wait
 # conn_rc_poll" BENCH_MODES=det BENCH_INSTR=0 BENCH_MD=/tmp/b.md: one part only,
-# its report in /tmp/b.md.
+# its report in /tmp/b.md; BENCH_MODES=siw: the soft-iWARP rows only.
 bench: deps
 	scripts/bench.sh
 

@@ -70,7 +70,12 @@
 # BENCH_PERFTEST_CM (1: perftest connects through rdma_cm, -R; 0: through its
 # TCP handshake. With -R a perftest bandwidth server busy-polls the CQ of its
 # rdma_cm key exchange for the whole run, which on one vCPU takes half the
-# CPU from the client: the deterministic mode uses 0).
+# CPU from the client: the deterministic mode uses 0; iWARP has no other
+# way than -R, so the siw VM uses 1), BENCH_PERFTEST_NICE (0: the niceness of
+# perftest's server in the RDMA write and read rows; the siw VM sets 19, so
+# that the server's poll does not take the one vCPU from the client: the
+# passive side of an RDMA write or read is the kernel's, not the server's.
+# Not in the send rows, whose server receives).
 set -uo pipefail
 
 out=${1:?usage: bench-vm.sh OUTDIR}
@@ -85,6 +90,7 @@ nrtt=${BENCH_NRTT:-2000}
 mode=${BENCH_MODE:-smp}
 cm=-R
 [ "${BENCH_PERFTEST_CM:-1}" = 1 ] || cm=
+pnice=${BENCH_PERFTEST_NICE:-0}
 depth=${BENCH_DEPTH:-64}
 run_timeout=${BENCH_TIMEOUT:-60}
 kill_after=${BENCH_KILL_AFTER:-10}
@@ -126,6 +132,7 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "nrtt=$nrtt"
 	echo "nconn=$nconn burst=$burst conn_reps=$conn_reps conn_timeout=$conn_timeout"
 	echo "perftest_cm=${cm:-tcp}"
+	echo "perftest_nice=$pnice"
 	echo "timeout=$run_timeout kill_after=$kill_after"
 } >"$out/env.txt"
 ibv_devinfo -d "$dev" >"$out/ibv_devinfo.txt" 2>/dev/null
@@ -213,11 +220,12 @@ wait_for() {
 perftest() {
 	local row=$1 rep=$2 tool=$3
 	shift 3
-	local raw=$out/raw/$row.perftest.$rep try srv st reason
+	local raw=$out/raw/$row.perftest.$rep try srv st reason nc=0
+	case $tool in ib_write_bw | ib_read_bw) nc=$pnice ;; esac
 	for try in 1 2; do
 		port=$((port + 1))
 		# The server waits for its client (up to 15 s), then runs as long.
-		stdbuf -oL -eL timeout -k "$kill_after" $((run_timeout + 20)) "$tool" $cm -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
+		stdbuf -oL -eL timeout -k "$kill_after" $((run_timeout + 20)) nice -n "$nc" "$tool" $cm -d "$dev" -F -p "$port" "$@" >"$raw.server" 2>&1 &
 		srv=$!
 		wait_for "$raw.server" "Waiting for client" || sleep 1
 		bounded "$run_timeout" "$tool" $cm -d "$dev" -F -p "$port" "$@" "$addr" >"$raw" 2>&1

@@ -99,6 +99,12 @@ func newConn(ia *udat.IA, pz *udat.PZ, lay layout, timeout time.Duration) (*conn
 		// As many RDMA reads in flight as the device allows, like perftest.
 		attr.MaxRDMAReadOut = clamp(ia.MaxRDMAReadOut, 1, 128)
 		attr.MaxRDMAReadIn = clamp(ia.MaxRDMAReadIn, 1, 128)
+		// An RDMA read may take fewer segments than a send: soft-iWARP
+		// (siw0) takes 1 (max_sge_rd), and asking for more fails
+		// dat_ep_create with DAT_INVALID_ARG6.
+		if r := ia.MaxIOVSegmentsPerRDMARead; r > 0 && r < attr.MaxRDMAReadIOV {
+			attr.MaxRDMAReadIOV = r
+		}
 		if ia.MaxIOVSegmentsPerDTO > 0 && segs > ia.MaxIOVSegmentsPerDTO {
 			return fail("create the EP", fmt.Errorf("%d segments: the device takes at most %d", segs, ia.MaxIOVSegmentsPerDTO))
 		}

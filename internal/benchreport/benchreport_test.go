@@ -212,7 +212,7 @@ func TestReadNoResults(t *testing.T) {
 // compares it with the golden file beside it (go test -update rewrites
 // them).
 func TestReport(t *testing.T) {
-	for _, run := range []string{"clean", "failures", "conn"} {
+	for _, run := range []string{"clean", "failures", "conn", "siw"} {
 		t.Run(run, func(t *testing.T) {
 			in, err := Read(filepath.Join("testdata", run))
 			require.NoError(t, err)
@@ -312,7 +312,7 @@ func TestReadRuns(t *testing.T) {
 	require.NoError(t, err)
 	var want []Result
 	var fails []Failure
-	for _, mode := range Modes {
+	for _, mode := range []string{"det", "smp"} {
 		b, err := os.ReadFile(filepath.Join(dir, mode, "old-results.tsv"))
 		require.NoError(t, err)
 		rs, err := ParseResults(string(b))
@@ -414,4 +414,75 @@ func TestReadConnServerFailure(t *testing.T) {
 	require.NotNil(t, in.Median("conn_rc_poll_smp", "go-go", MsgRate))
 	s := (&report{in: in}).connections()
 	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | 276 |\n")
+}
+
+// The siw VM's rows are named with _siw; its connection rows too, once.
+func TestRowName(t *testing.T) {
+	assert.Equal(t, "write_bw_64", RowName("write_bw_64", "det"))
+	assert.Equal(t, "conn_rc_wait_det", RowName("conn_rc_wait", "det"))
+	assert.Equal(t, "write_bw_64_siw", RowName("write_bw_64", SiwMode))
+	assert.Equal(t, "conn_rc_wait_siw", RowName("conn_rc_wait", SiwMode))
+	assert.Equal(t, "RDMA write, 64 B, posts of 16 (siw)", Title("write_bw_64_list16_siw"))
+	assert.Equal(t, "bw", Kind("write_bw_64_list16_siw"))
+	assert.Equal(t, "", Title("nothing_siw"))
+}
+
+// No ratio takes two devices: an rxe0 median never meets a siw0 one, and
+// the siw rows count no target.
+func TestSiwNeverMixesDevices(t *testing.T) {
+	in := inputs(t,
+		"write_bw_64\tudapl\t1\t60000\t3.6\tNA\tNA",
+		"write_bw_64\tdapl\t1\t50000\t3.0\tNA\tNA",
+		"write_bw_64_siw\tperftest\t1\t20000\t1.2\tNA\tNA",
+		"write_bw_64_siw\tdapl\t1\t40000\t2.4\tNA\tNA",
+		"read_bw_64_siw\tudapl\t1\t30000\t1.8\tNA\tNA",
+		"read_bw_64_siw\tdapl\t1\t15000\t0.9\tNA\tNA",
+		"write_bw_64_block_siw\tudapl\t1\t30000\t1.8\tNA\tNA",
+		"write_bw_64_block_siw\tdapl\t1\t40000\t2.4\tNA\tNA",
+	)
+	r := &report{in: in}
+	s := r.siw()
+	assert.Contains(t, s, "| RDMA write, 64 B (siw) | msg rate (1/s) | 20,000 | 40,000 | – | – | – | – | – |\n",
+		"no udapl run on siw: no ratio, though rxe0 has one")
+	assert.Contains(t, s, "| RDMA read, 64 B (siw) | msg rate (1/s) | – | 15,000 | 30,000 | – | 2.00 | – | 2.00 |\n")
+	assert.Contains(t, s, "| RDMA write, 64 B, blocking (siw) | msg rate (1/s) | – | 40,000 | 30,000 | – | 0.75 | – | 0.75 |\n",
+		"the blocking rows in the same table")
+	assert.NotContains(t, s, "Targets met")
+	assert.NotContains(t, s, "RDMA write, 4 KiB", "only the rows that ran")
+	assert.Equal(t, 0, r.total, "no target counted")
+	assert.Contains(t, r.throughput(bwRows, true), "| RDMA write, 64 B | msg rate (1/s) | – | 50,000 | 60,000 | – | 1.20 | yes | – | 1.20 |\n")
+	assert.Equal(t, "", (&report{in: inputs(t, "write_bw_64\tudapl\t1\t1\tNA\tNA\tNA")}).siw(), "no siw VM: no table")
+}
+
+// A recorded run of the siw VM alone (testdata/siw): its rows are named
+// with _siw, its failures too, the parameters come from its env.txt, and
+// its table's ratios are of siw0's medians.
+func TestReadSiw(t *testing.T) {
+	in, err := Read(filepath.Join("testdata", "siw"))
+	require.NoError(t, err)
+	for _, r := range in.Results {
+		assert.True(t, strings.HasSuffix(r.Row, "_siw"), r.Row)
+	}
+	s, ok := in.Stat("write_bw_64_siw", "udapl", MsgRate)
+	require.True(t, ok)
+	assert.Equal(t, 3, s.Runs)
+	_, ok = in.Stat("write_bw_64", "udapl", MsgRate)
+	assert.False(t, ok, "no rxe0 row from the siw VM")
+	assert.Equal(t, 3, in.Fails("send_bw_64_siw", "udapl"))
+	assert.Equal(t, 1, in.Fails("write_bw_4k_siw", "dapl"))
+	require.Len(t, in.Failures, 4)
+	assert.Equal(t, "send_bw_64_siw", in.Failures[0].Row)
+	assert.Contains(t, in.Failures[0].Reason, "DAT_DTO_ERR_FLUSHED")
+	assert.Equal(t, "20000", ParseEnv(strings.ReplaceAll(in.param("reps"), " ", "\n"))["n64"])
+	assert.Equal(t, "", in.env("kernel", "det"), "no rxe VM: no stand-in from siw's")
+
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, in))
+	md := b.String()
+	assert.Contains(t, md, "### Throughput, soft-iWARP (deterministic VM, siw0)")
+	assert.Contains(t, md, "at nice 19")
+	assert.Contains(t, md, "| RDMA write, 64 B (siw) | msg rate (1/s) | 53,085 | 51,635 | 47,088 | 0.89 | 0.91 | 0.89 | 0.91 |\n")
+	assert.Contains(t, md, "| send/recv, 64 B (siw) | msg rate (1/s) | 25,579 | – | FAILED (3 runs) | – | – | – | – |\n")
+	assert.Contains(t, md, "**0 of 14 met**", "the siw rows count no target")
+	assert.Contains(t, md, "bandwidth rows 20000 iterations at 64 B")
 }

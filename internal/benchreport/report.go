@@ -17,7 +17,18 @@ var (
 	rttRows   = []string{"write_rtt_4k_block"}
 	connRows  = []string{"conn_rc_wait_det", "conn_rc_poll_det", "conn_rc_wait_smp", "conn_rc_poll_smp"}
 	tools     = []string{"perftest", "dapl", "udapl"}
+	// The soft-iWARP VM's rows: det's throughput rows, on siw0.
+	siwRows = siwNames(append(append([]string{}, bwRows...), blockRows...))
 )
+
+// siwNames are rows as the siw VM's (RowName).
+func siwNames(rows []string) []string {
+	var s []string
+	for _, row := range rows {
+		s = append(s, RowName(row, SiwMode))
+	}
+	return s
+}
 
 var titles = map[string]string{
 	"write_bw_64":        "RDMA write, 64 B",
@@ -50,8 +61,16 @@ var connToolNames = map[string]string{
 }
 
 // Title is the title of a row in the tables ("" for a row it does not
-// know).
-func Title(row string) string { return titles[row] }
+// know); a row of the siw VM is its rxe twin's, with "(siw)".
+func Title(row string) string {
+	if base, ok := strings.CutSuffix(row, "_"+SiwMode); ok && Kind(row) != "conn" {
+		if t := titles[base]; t != "" {
+			return t + " (siw)"
+		}
+		return ""
+	}
+	return titles[row]
+}
 
 // Target is what a row is held to (issue 8): udapl's median against the
 // reference tool's, at least (throughput) or at most (latency) Ratio
@@ -117,11 +136,19 @@ func (r *report) target(met bool) {
 }
 
 // throughput is the table of the throughput rows: msg rate and bandwidth
-// of each tool, the ratios of the medians and the paired ratios.
-func (r *report) throughput(rows []string) string {
+// of each tool, the ratios of the medians and the paired ratios, and
+// which targets are met (without targets: no such column, none counted;
+// the siw rows). Every ratio is of two tools on the same row, so on the
+// same device.
+func (r *report) throughput(rows []string, targets bool) string {
 	var b strings.Builder
-	b.WriteString("| Row | Metric (median) | perftest | C DAPL (dapltest) | udapl (udattest) | udapl / perftest | udapl / C DAPL | Targets met | paired: udapl / perftest | paired: udapl / C DAPL |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
+	if targets {
+		b.WriteString("| Row | Metric (median) | perftest | C DAPL (dapltest) | udapl (udattest) | udapl / perftest | udapl / C DAPL | Targets met | paired: udapl / perftest | paired: udapl / C DAPL |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
+	} else {
+		b.WriteString("| Row | Metric (median) | perftest | C DAPL (dapltest) | udapl (udattest) | udapl / perftest | udapl / C DAPL | paired: udapl / perftest | paired: udapl / C DAPL |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
 	for _, row := range rows {
 		for _, m := range []int{MsgRate, Bandwidth} {
 			name, digits := "msg rate (1/s)", 0
@@ -143,19 +170,45 @@ func (r *report) throughput(rows []string) string {
 			}
 			title, cp, cd, cu := "", Num(p, digits), Num(d, digits), Num(u, digits)
 			if m == MsgRate {
-				r.target(cell == "yes")
+				if targets {
+					r.target(cell == "yes")
+				}
 				// The failed runs show once per row, on its first line.
 				title = Title(row)
 				cp, cd, cu = r.val(row, "perftest", m, digits), r.val(row, "dapl", m, digits), r.val(row, "udapl", m, digits)
 			} else {
 				cell = "(as above)"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", title, name, cp, cd, cu,
+			if targets {
+				cell = " " + cell + " |"
+			} else {
+				cell = ""
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |%s %s | %s |\n", title, name, cp, cd, cu,
 				orDash(rp), orDash(rd), cell, orDash(pratio(r.in.PairedRatio(row, "perftest", m))),
 				orDash(pratio(r.in.PairedRatio(row, "dapl", m))))
 		}
 	}
 	return b.String()
+}
+
+// siw is the table of the soft-iWARP VM's throughput rows that ran,
+// polling and blocking, as the deterministic VM's on rxe0 without targets,
+// or "" when none ran.
+func (r *report) siw() string {
+	var rows []string
+	for _, row := range siwRows {
+		for _, tool := range tools {
+			if _, ok := r.in.Stat(row, tool, MsgRate); ok || r.in.Fails(row, tool) > 0 {
+				rows = append(rows, row)
+				break
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return r.throughput(rows, false)
 }
 
 // latencyTarget is the target cell of a latency row whose ratio of the
@@ -304,7 +357,7 @@ func (r *report) spread() string {
 		}
 		return Num(&s.Min, digits) + " – " + Num(&s.Max, digits)
 	}
-	for _, rows := range [][]string{bwRows, blockRows, latRows, rttRows, connRows} {
+	for _, rows := range [][]string{bwRows, blockRows, latRows, rttRows, connRows, siwRows} {
 		for _, row := range rows {
 			ts := tools
 			if Kind(row) == "conn" {
@@ -416,7 +469,7 @@ var tmpl = template.Must(template.New("BENCHMARKS.md").Option("missingkey=error"
 // Write writes BENCHMARKS.md for the bench run in.
 func Write(w io.Writer, in *Inputs) error {
 	r := &report{in: in}
-	reps := ParseEnv(strings.ReplaceAll(in.env("reps", "det"), " ", "\n"))
+	reps := ParseEnv(strings.ReplaceAll(in.param("reps"), " ", "\n"))
 	// nconn=1000 burst=100 conn_reps=3 conn_timeout=240, in either VM.
 	connLine := in.env("nconn", "det")
 	if connLine == "" {
@@ -425,7 +478,8 @@ func Write(w io.Writer, in *Inputs) error {
 	conn := ParseEnv(strings.ReplaceAll("nconn="+connLine, " ", "\n"))
 	first, _, _ := strings.Cut(in.env("reps", "det"), " ")
 	smpReps, _, _ := strings.Cut(in.env("reps", "smp"), " ")
-	bound, _, _ := strings.Cut(in.env("timeout", "det"), " ")
+	siwReps, _, _ := strings.Cut(in.env("reps", SiwMode), " ")
+	bound, _, _ := strings.Cut(in.param("timeout"), " ")
 	if bound != "" {
 		bound += " s"
 	} else {
@@ -437,6 +491,7 @@ func Write(w io.Writer, in *Inputs) error {
 	}
 	data := map[string]any{
 		"Env":         func(key, mode string) string { return in.env(key, mode) },
+		"Param":       func(key string) string { return in.param(key) },
 		"Date":        in.Measured.UTC().Format("2006-01-02 15:04 UTC"),
 		"Commit":      commit,
 		"Reps":        first,
@@ -449,8 +504,10 @@ func Write(w io.Writer, in *Inputs) error {
 		"Bound":       bound,
 		"Failed":      in.Failed(),
 		"Dir":         in.Dir,
-		"Throughput":  strings.TrimSuffix(r.throughput(bwRows), "\n"),
-		"Blocking":    strings.TrimSuffix(r.throughput(blockRows), "\n"),
+		"Throughput":  strings.TrimSuffix(r.throughput(bwRows, true), "\n"),
+		"Blocking":    strings.TrimSuffix(r.throughput(blockRows, true), "\n"),
+		"Siw":         strings.TrimSuffix(r.siw(), "\n"),
+		"SiwReps":     siwReps,
 		"Latency":     strings.TrimSuffix(r.latency(), "\n"),
 		"RoundTrip":   strings.TrimSuffix(r.roundTrip(), "\n"),
 		"Connections": strings.TrimSuffix(r.connections(), "\n"),

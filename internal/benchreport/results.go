@@ -12,7 +12,10 @@
 // tools' outputs (ParseRun). Row names differ between the modes, so the
 // results of both are taken together; the connection rows, which both VMs
 // run, are named after their VM (conn_rc_wait in det becomes
-// conn_rc_wait_det).
+// conn_rc_wait_det). DIR/siw is the deterministic VM again on soft-iWARP
+// (siw0), with throughput rows of the same names as det's: they are named
+// with _siw (write_bw_64_siw), and have a table of their own whose ratios
+// are of siw's medians only (RowName).
 //
 // Older runs of bench-vm.sh left, instead of runs.tsv, results.tsv (a line
 // per run: row, tool, repetition, msg rate, MB/s, p50 and p99 in us, each
@@ -76,8 +79,26 @@ type Inputs struct {
 	Measured time.Time         // when the newer runs.tsv (or results.tsv) was written
 }
 
-// Modes are the VMs of a bench run, in the order their results are read.
-var Modes = []string{"det", "smp"}
+// Modes are the VMs of a bench run, in the order their results are read:
+// the deterministic VM and the 2-vCPU VM on Soft-RoCE (rxe0), and the
+// deterministic VM on soft-iWARP (siw0).
+var Modes = []string{"det", "smp", "siw"}
+
+// SiwMode is the VM whose device is soft-iWARP: its rows are named with
+// the suffix _siw (write_bw_64 there is write_bw_64_siw), so that no
+// median, and no ratio of medians, takes runs of two devices together.
+const SiwMode = "siw"
+
+// RowName is the name in the report of row as mode's VM ran it: a
+// connection row, which both rxe VMs run, is named after its VM
+// (conn_rc_wait in det is conn_rc_wait_det), and every row of the siw VM
+// gets _siw.
+func RowName(row, mode string) string {
+	if Kind(row) == "conn" || mode == SiwMode {
+		return row + "_" + mode
+	}
+	return row
+}
 
 // Read reads the results of a bench run from dir. It fails when neither
 // VM left results.
@@ -116,7 +137,7 @@ func Read(dir string) (*Inputs, error) {
 		}
 	}
 	if len(in.Results) == 0 {
-		return nil, fmt.Errorf("no results in %s or %s", filepath.Join(dir, "det"), filepath.Join(dir, "smp"))
+		return nil, fmt.Errorf("no results in %s, %s or %s", filepath.Join(dir, "det"), filepath.Join(dir, "smp"), filepath.Join(dir, SiwMode))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "host.txt")); err == nil {
 		in.Commit = ParseEnv(string(b))["commit"]
@@ -149,10 +170,12 @@ func readResults(dir, mode, path, b string) ([]Result, []Failure, error) {
 			run.Status = "no output: " + err.Error()
 		}
 		r, reason := ParseRun(run, string(out))
-		if Kind(run.Row) == "conn" {
-			// Both VMs run the connection rows: each its own.
-			r.Row = run.Row + "_" + mode
-			run.Row = r.Row
+		conn := Kind(run.Row) == "conn"
+		// Both rxe VMs run the connection rows, each its own; siw's rows
+		// are siw's.
+		r.Row = RowName(run.Row, mode)
+		run.Row = r.Row
+		if conn {
 			if strings.HasPrefix(run.Status, "server:") {
 				// What the server said went wrong, from its output.
 				if b, err := os.ReadFile(filepath.Join(md, run.Raw+".server")); err == nil {
@@ -226,11 +249,23 @@ func lines(s string) []string {
 	return ls
 }
 
+// param is the value of key in the first env.txt of Modes that has it:
+// for what every VM is given alike (the iterations, the depth, the bound,
+// the tools' versions), so that a run of the siw VM alone has them too.
+func (in *Inputs) param(key string) string {
+	for _, mode := range Modes {
+		if v := in.Env[mode][key]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // env is the value of key in mode's env.txt, or, when that VM left none,
-// in the other's.
+// in the other's (siw's has no stand-in: another device's would mislead).
 func (in *Inputs) env(key, mode string) string {
 	e, ok := in.Env[mode]
-	if !ok {
+	if !ok && mode != SiwMode {
 		e = in.Env["smp"]
 	}
 	return e[key]
