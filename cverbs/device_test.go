@@ -351,12 +351,7 @@ func TestSRQLimitEvent(t *testing.T) {
 	t.Cleanup(func() { assert.NoError(t, srq.Close()) })
 	a, b := r.newPair(t, endOpts{}, endOpts{srq: srq})
 
-	recvs := make([]RecvWR, 16)
-	for i := range recvs {
-		recvs[i] = RecvWR{ID: uint64(i), SGL: []SGE{b.buf.sge(i*64, 64)}}
-	}
-	_, err = srq.PostRecv(recvs)
-	require.NoError(t, err)
+	postSRQRecvs(t, srq, b, 16)
 	require.NoError(t, srq.SetLimit(8))
 	if qa, err := srq.Query(); r.iwarp && errors.Is(err, syscall.EOPNOTSUPP) {
 		t.Logf("iWARP (%s) cannot query an SRQ", r.ctx.Name())
@@ -385,15 +380,7 @@ func TestSRQLimitEvent(t *testing.T) {
 			t.Logf("skipping async event %v (qp %d)", ev.Type, ev.QPNum)
 		}
 	})
-	wrs := make([]SendWR, 10)
-	for i := range wrs {
-		wrs[i] = SendWR{ID: uint64(i), SGL: []SGE{a.buf.sge(i*64, 64)}}
-	}
-	wrs[9].Flags = SendSignaled
-	_, err = a.qp.PostSend(wrs)
-	require.NoError(t, err)
-	mustPollOK(t, a.scq, 1, WCSend)
-	mustPollOK(t, b.rcq, 10, WCRecv)
+	sendBurst(t, a, b, 10)
 	require.NoError(t, g.Wait())
 
 	// The limit disarms once it fires.
@@ -428,22 +415,9 @@ func TestDrainAsync(t *testing.T) {
 	// crossLimit posts 16 receives, arms the limit and takes 10.
 	crossLimit := func(limit int) {
 		t.Helper()
-		recvs := make([]RecvWR, 16)
-		for i := range recvs {
-			recvs[i] = RecvWR{ID: uint64(i), SGL: []SGE{b.buf.sge(i*64, 64)}}
-		}
-		_, err := srq.PostRecv(recvs)
-		require.NoError(t, err)
+		postSRQRecvs(t, srq, b, 16)
 		require.NoError(t, srq.SetLimit(limit))
-		wrs := make([]SendWR, 10)
-		for i := range wrs {
-			wrs[i] = SendWR{ID: uint64(i), SGL: []SGE{a.buf.sge(i*64, 64)}}
-		}
-		wrs[9].Flags = SendSignaled
-		_, err = a.qp.PostSend(wrs)
-		require.NoError(t, err)
-		mustPollOK(t, a.scq, 1, WCSend)
-		mustPollOK(t, b.rcq, 10, WCRecv)
+		sendBurst(t, a, b, 10)
 	}
 
 	crossLimit(8) // 6 left
@@ -463,6 +437,32 @@ func TestDrainAsync(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-served, context.Canceled)
 	t.Logf("handed over by %v", limits)
+}
+
+// postSRQRecvs posts n receives of 64 bytes each from b's buffer to srq.
+func postSRQRecvs(t *testing.T, srq *SRQ, b *end, n int) {
+	t.Helper()
+	recvs := make([]RecvWR, n)
+	for i := range recvs {
+		recvs[i] = RecvWR{ID: uint64(i), SGL: []SGE{b.buf.sge(i*64, 64)}}
+	}
+	_, err := srq.PostRecv(recvs)
+	require.NoError(t, err)
+}
+
+// sendBurst sends n messages of 64 bytes from a to b, the last one
+// signalled, and polls their completions on both sides.
+func sendBurst(t *testing.T, a, b *end, n int) {
+	t.Helper()
+	wrs := make([]SendWR, n)
+	for i := range wrs {
+		wrs[i] = SendWR{ID: uint64(i), SGL: []SGE{a.buf.sge(i*64, 64)}}
+	}
+	wrs[n-1].Flags = SendSignaled
+	_, err := a.qp.PostSend(wrs)
+	require.NoError(t, err)
+	mustPollOK(t, a.scq, 1, WCSend)
+	mustPollOK(t, b.rcq, n, WCRecv)
 }
 
 // compWait is one way to wait on a completion channel.

@@ -38,13 +38,7 @@ func take(r *fifoRing, owner, seq uint32) (dtoSlot, bool) {
 	if !r.complete(owner, seq, DTOSuccess, &cverbs.WC{}) {
 		return dtoSlot{}, false
 	}
-	s := r.next()
-	if s == nil {
-		return dtoSlot{}, false
-	}
-	out := *s
-	r.pop()
-	return out, true
+	return popNext(r)
 }
 
 func TestFIFORingSignalledAndUnsignalled(t *testing.T) {
