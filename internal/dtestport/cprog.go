@@ -55,9 +55,9 @@ type Proc struct {
 	failed context.Context
 	fail   context.CancelCauseFunc
 	pass   string
-	// crash is how the program died when a crash killed it once its work
-	// was done (see CrashedAtExit).
-	crash error
+	// doneMark, when set, is the output after which the Go side has
+	// verified all the program's work (WorkVerifiedAfter).
+	doneMark string
 }
 
 // Start runs bin (a C program of dapl2-utils) with args, its libdat2
@@ -92,10 +92,7 @@ func Start(bin, pass string, args ...string) (*Proc, error) {
 		p.mu.Lock()
 		p.err = err
 		out := p.out.String()
-		crashed := err != nil && crashSignal(err) && (strings.Contains(out, pass) || strings.Contains(out, closingMark))
-		if crashed {
-			p.crash = err
-		}
+		crashed := p.crashLocked() != nil
 		p.mu.Unlock()
 		close(p.done)
 		switch {
@@ -171,7 +168,7 @@ func (p *Proc) WaitOutput(re string, d time.Duration) error {
 func (p *Proc) exitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.crash != nil {
+	if p.crashLocked() != nil {
 		return nil
 	}
 	return p.err
@@ -188,11 +185,37 @@ const closingMark = "Closing Interface Adaptor"
 // then in dat_ia_close or while the process exits (SIGSEGV: in CI, datpeer
 // after "freed everything", dtestsrq after "Test Complete" and after
 // "Closing Interface Adaptor"): the run itself passed, and the test reports
-// the crash as C's rather than failing on it.
+// the crash as C's rather than failing on it. WorkVerifiedAfter widens
+// "done" for a program that prints nothing between its last step and
+// its exit.
 func (p *Proc) CrashedAtExit() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.crash
+	return p.crashLocked()
+}
+
+// WorkVerifiedAfter tells p that the Go side has checked every step the
+// program takes after printing mark (dtest's server prints nothing from
+// its last step, the ping-pong, through its teardown): a crash after mark
+// is then one at exit (CrashedAtExit). Call it before Finish.
+func (p *Proc) WorkVerifiedAfter(mark string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.doneMark = mark
+}
+
+// crashLocked is CrashedAtExit with p.mu held.
+func (p *Proc) crashLocked() error {
+	if p.err == nil || !crashSignal(p.err) {
+		return nil
+	}
+	out := p.out.String()
+	for _, mark := range []string{p.pass, closingMark, p.doneMark} {
+		if mark != "" && strings.Contains(out, mark) {
+			return p.err
+		}
+	}
+	return nil
 }
 
 // crashSignal reports whether err is an exit by a crash's signal: not by

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,4 +45,31 @@ func TestCrashSignal(t *testing.T) {
 	require.False(t, crashSignal(exit("kill -KILL $$")), "SIGKILL: Kill's, or the run limit's")
 	require.False(t, crashSignal(exit("exit 3")), "a nonzero status")
 	require.False(t, crashSignal(nil))
+}
+
+// A crash counts as one at exit only after the program's pass mark, the
+// closing mark, or the mark the Go side's checks cover.
+func TestCrashedAtExit(t *testing.T) {
+	run := func(script string) *Proc {
+		p, err := Start("sh", "PASSED", "-c", script)
+		require.NoError(t, err)
+		<-p.done
+		return p
+	}
+	p := run("echo step 1; echo last step; kill -SEGV $$")
+	require.Nil(t, p.CrashedAtExit(), "no mark: a crash in the run")
+	require.Error(t, p.Finish(time.Second))
+	p.WorkVerifiedAfter("last step")
+	require.Error(t, p.CrashedAtExit(), "after the mark the Go side checked past")
+	require.NoError(t, p.Finish(time.Second))
+
+	p = run("echo step 1; kill -SEGV $$; echo last step")
+	p.WorkVerifiedAfter("last step")
+	require.Nil(t, p.CrashedAtExit(), "before that mark")
+	require.Error(t, p.Finish(time.Second))
+
+	require.Error(t, run("echo "+closingMark+"; kill -SEGV $$").CrashedAtExit())
+	p = run("echo last step; exit 3")
+	p.WorkVerifiedAfter("last step")
+	require.Nil(t, p.CrashedAtExit(), "a nonzero status is no crash")
 }
