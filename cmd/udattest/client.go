@@ -25,6 +25,7 @@ func openClient(cfg *config) (*client, error) {
 	if err != nil {
 		return nil, openError(cfg.device, err)
 	}
+	procsFor(ia)
 	pz, err := ia.CreatePZ()
 	if err != nil {
 		ia.Close(udat.CloseAbruptFlag)

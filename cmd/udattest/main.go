@@ -20,7 +20,6 @@ import (
 var progressOut io.Writer = os.Stderr
 
 func main() {
-	atLeastTwoPs()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
