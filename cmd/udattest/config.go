@@ -89,6 +89,11 @@ type config struct {
 	lat      bool
 	latIters int
 	segs     int
+	credits  string // -credits: "auto", "on" or "off" (credits.go)
+
+	// sinkStall, for the tests: how long the server leaves the receive of a
+	// send bandwidth run's first message unposted (sinkSends).
+	sinkStall time.Duration
 
 	// transactions
 	eps int
@@ -165,6 +170,12 @@ Performance options (-T P):
                      ping-pong (half round trip), read round trip
   -lat-n N           bandwidth test: also time N single operations for the
                      latency percentiles (default 1000, 0: none)
+  -credits auto|on|off
+                     send bandwidth test: post a send only when the server
+                     has a receive posted for it, as the server tells by
+                     RDMA-writing its count of receives posted (default auto:
+                     on devices without receiver-not-ready retry, iWARP,
+                     where a send that finds no receive ends the connection)
 
 Transaction options (-T T):
   -eps N             endpoints, each driven by its own goroutine (default 4)
@@ -216,6 +227,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.segs, "segs", 1, "")
 	fs.BoolVar(&c.lat, "lat", false, "")
 	fs.IntVar(&c.latIters, "lat-n", 1000, "")
+	fs.StringVar(&c.credits, "credits", "auto", "")
 	fs.IntVar(&c.eps, "eps", 4, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -270,6 +282,11 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	c.test = t
 	if c.op, err = parseOp(opStr); err != nil {
 		return nil, err
+	}
+	switch c.credits = strings.ToLower(c.credits); c.credits {
+	case "auto", "on", "off":
+	default:
+		return nil, usagef("-credits %q: want auto, on or off", c.credits)
 	}
 	switch strings.ToLower(waitStr) {
 	case "poll", "p":
@@ -335,6 +352,9 @@ func (c *config) check() error {
 		if c.op == opWrite && c.size < 4 {
 			return usagef("-lat -o write needs -size 4 or more (the sequence word)")
 		}
+	}
+	if c.credits == "on" && (c.test != testPerf || c.op != opSend || c.lat) {
+		return usagef("-credits on: credits are for the send bandwidth test (-T P -o send without -lat)")
 	}
 	if c.test == testPerf && c.op == opSend && c.size > 1<<24 {
 		return usagef("-o send: -size at most 16 MiB")

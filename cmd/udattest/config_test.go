@@ -38,6 +38,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, 1000, c.latIters)
 	assert.Equal(t, "auto", c.progress)
 	assert.Equal(t, defaultYield, c.yield)
+	assert.Equal(t, "auto", c.credits)
 }
 
 func TestParseServer(t *testing.T) {
@@ -75,6 +76,17 @@ func TestParsePerf(t *testing.T) {
 	assert.Equal(t, 0, c.latIters)
 	assert.Equal(t, "on", c.progress)
 	assert.True(t, c.jsonOnly)
+}
+
+func TestParseCredits(t *testing.T) {
+	for _, v := range []string{"auto", "on", "OFF"} {
+		c, err := parse(t, "-h", "host", "-T", "P", "-o", "send", "-credits", v)
+		require.NoError(t, err, v)
+		assert.Equal(t, strings.ToLower(v), c.credits)
+	}
+	c, err := parse(t, "-h", "host", "-T", "P", "-o", "write", "-credits", "off")
+	require.NoError(t, err)
+	assert.Equal(t, "off", c.credits, "off is no request, and fits any test")
 }
 
 func TestParseDoubleDashAndWords(t *testing.T) {
@@ -137,6 +149,10 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"-bogus"}, "flag provided but not defined"},
 		{[]string{"-h", "x", "-timeout", "0s"}, "-timeout must be positive"},
 		{[]string{"-h", "x", "-yield", "-1ms"}, "-yield must not be negative"},
+		{[]string{"-h", "x", "-T", "P", "-o", "send", "-credits", "maybe"}, "want auto, on or off"},
+		{[]string{"-h", "x", "-T", "P", "-o", "write", "-credits", "on"}, "credits are for the send bandwidth test"},
+		{[]string{"-h", "x", "-T", "P", "-o", "send", "-lat", "-credits", "on"}, "credits are for the send bandwidth test"},
+		{[]string{"-h", "x", "-credits", "on"}, "credits are for the send bandwidth test"},
 	}
 	for _, tc := range cases {
 		_, err := parse(t, tc.args...)
@@ -170,7 +186,7 @@ func TestParseSize(t *testing.T) {
 
 func TestHelpMentionsEveryFlag(t *testing.T) {
 	for _, f := range []string{"-s ", "-h HOST", "-c ", "-D IA", "-p PORT", "-T ", "-timeout", "-progress", "-json",
-		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-batch", "-wait", "-segs", "-lat ", "-lat-n", "-eps", "-yield"} {
+		"-v ", "-sessions", "-o OP", "-size", "-n N", "-q N", "-signal", "-batch", "-wait", "-segs", "-lat ", "-lat-n", "-eps", "-yield", "-credits"} {
 		assert.True(t, strings.Contains(usageText, f), "usage text lacks %q", f)
 	}
 }

@@ -70,11 +70,15 @@ type conn struct {
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet
+
+	// credits, the client's of a send bandwidth run that uses them
+	// (credits.go); without, a count no compare exceeds.
+	credits sendCredits
 }
 
 // newConn creates an EP with its own EVDs and buffer in pz.
 func newConn(ia *udat.IA, pz *udat.PZ, lay layout, timeout time.Duration) (*conn, error) {
-	c := &conn{ia: ia, lay: lay, timeout: timeout}
+	c := &conn{ia: ia, lay: lay, timeout: timeout, credits: noCredits()}
 	var err error
 	fail := func(what string, err error) (*conn, error) {
 		c.close()

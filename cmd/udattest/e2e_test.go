@@ -71,12 +71,21 @@ func startServer(t *testing.T, dev string) uint {
 // returns the server's log.
 func startServerTimeout(t *testing.T, dev string, timeout time.Duration) (uint, *syncBuffer) {
 	t.Helper()
+	return startServerConfig(t, &config{device: dev, timeout: timeout}, 0)
+}
+
+// startServerConfig is startServer with the server's config (its port and
+// server mode set here); at the end the server must report failed client
+// runs as many as failures.
+func startServerConfig(t *testing.T, cfg *config, failures int) (uint, *syncBuffer) {
+	t.Helper()
 	port := nextPort()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
 	done := make(chan error, 1)
+	cfg.server, cfg.port = true, port
 	go func() {
-		done <- runServer(ctx, &config{server: true, device: dev, port: port, timeout: timeout}, log)
+		done <- runServer(ctx, cfg, log)
 	}()
 	// The server is up when it says so.
 	deadline := time.Now().Add(20 * time.Second)
@@ -93,7 +102,11 @@ func startServerTimeout(t *testing.T, dev string, timeout time.Duration) (uint, 
 		cancel()
 		err := <-done
 		t.Logf("server log:\n%s", log.String())
-		assert.NoError(t, err, "the server reports no failed client run")
+		if failures == 0 {
+			assert.NoError(t, err, "the server reports no failed client run")
+		} else {
+			assert.ErrorContains(t, err, fmt.Sprintf("%d of ", failures), "the server reports the failed client runs")
+		}
 	})
 	return port, log
 }
@@ -165,6 +178,75 @@ func TestEndToEndPerf(t *testing.T) {
 			assert.GreaterOrEqual(t, m["lat_p999_us"], m["lat_p99_us"])
 		})
 	}
+}
+
+// TestEndToEndSendCredits: a send bandwidth run against a server that
+// falls behind (it leaves a receive unposted for a second, as a server the
+// scheduler left behind) passes with credits: the client stops at the
+// server's receives and goes on when the server has reposted them. Every
+// way of posting and signalling stops there: one send per post with every
+// one or every 8th signalled, posts of 7 with every 3rd, blocking waits
+// with latency samples after the run. On a device without
+// receiver-not-ready retry (siw0) credits are the default, and the same run
+// without them fails: the client's 513th send finds none of the server's
+// 512 receives posted, and the connection ends. On RoCE (rxe0) only the
+// runs with -credits on are made: there a send that finds no receive waits
+// resent, for at most the connection's retransmission budget (udat's
+// retransmit.go), which the stall may outlast.
+func TestEndToEndSendCredits(t *testing.T) {
+	const stall = time.Second
+	dev, addr := deviceAddr(t)
+	ia, err := udat.OpenIA(dev, 4)
+	require.NoError(t, err)
+	rnr := rnrRetry(ia)
+	ia.Close(udat.CloseAbruptFlag)
+	switch {
+	case strings.HasPrefix(dev, "siw"):
+		assert.False(t, rnr, "iWARP has no receiver-not-ready retry")
+	case strings.HasPrefix(dev, "rxe"):
+		assert.True(t, rnr, "RoCE has receiver-not-ready retry")
+	}
+	port, _ := startServerConfig(t, &config{device: dev, timeout: 30 * time.Second, sinkStall: stall}, 0)
+	base := []string{"-D", dev, "-h", addr, "-p", fmt.Sprint(port), "-T", "P", "-o", "send", "-size", "64", "-n", "5000", "-timeout", "10s"}
+	cases := [][]string{
+		{"-lat-n", "0"},
+		{"-signal", "8", "-lat-n", "0"},
+		{"-batch", "7", "-signal", "3", "-lat-n", "0"},
+		{"-wait", "block", "-q", "16", "-lat-n", "100"},
+	}
+	for _, args := range cases {
+		credits := []string{"on"}
+		if !rnr {
+			credits = append(credits, "auto")
+		}
+		for _, cr := range credits {
+			args := append(append(append([]string{}, base...), args...), "-credits", cr)
+			t.Run(strings.Join(args[len(base):], " "), func(t *testing.T) {
+				start := time.Now()
+				status, out, errs := runArgs(t, args...)
+				require.Equal(t, 0, status, errs)
+				m := lastJSON(t, out)
+				assert.Equal(t, "PASSED", m["result"])
+				assert.Equal(t, true, m["credits"], "the run used credits")
+				assert.Contains(t, out, ", credits,", "the title says so")
+				assert.GreaterOrEqual(t, time.Since(start), stall, "the server stalled")
+			})
+		}
+	}
+	if rnr {
+		return
+	}
+	t.Run("-credits off", func(t *testing.T) {
+		port, log := startServerConfig(t, &config{device: dev, timeout: 10 * time.Second, sinkStall: stall}, 1)
+		status, out, errs := runArgs(t, "-D", dev, "-h", addr, "-p", fmt.Sprint(port), "-T", "P", "-o", "send", "-size", "64",
+			"-n", "5000", "-timeout", "10s", "-lat-n", "0", "-credits", "off")
+		assert.Equal(t, 1, status, "without credits the client gets ahead of the server's receives, and the connection ends")
+		assert.Equal(t, "FAILED", lastJSON(t, out)["result"])
+		assert.Nil(t, lastJSON(t, out)["credits"])
+		t.Logf("without credits: %s", strings.TrimSpace(errs))
+		require.Eventually(t, func() bool { return strings.Contains(log.String(), "FAILED") }, 20*time.Second, 10*time.Millisecond,
+			"the server's run fails too")
+	})
 }
 
 func TestEndToEndTransactions(t *testing.T) {

@@ -71,7 +71,7 @@ func runClient(cfg *config, stdout, stderr io.Writer) int {
 	case testPerf:
 		res, err = runPerf(cfg, stdout, prog)
 		if err == nil && !cfg.jsonOnly {
-			printPerfTable(stdout, res, perfTitle(cfg))
+			printPerfTable(stdout, res, perfTitle(cfg, res.Credits))
 		}
 	case testTrans:
 		res, err = runTrans(cfg, stdout, prog)

@@ -32,8 +32,9 @@ func clientLayout(cfg *config) layout {
 	return lay
 }
 
-// perfTitle describes a performance run in one line.
-func perfTitle(cfg *config) string {
+// perfTitle describes a performance run in one line; credits says whether
+// it ran with credits (credits.go).
+func perfTitle(cfg *config, credits bool) string {
 	wait := "polling"
 	if cfg.block {
 		wait = "blocking waits"
@@ -53,6 +54,9 @@ func perfTitle(cfg *config) string {
 	if cfg.batch > 1 {
 		post = fmt.Sprintf("posts of %d", cfg.batch)
 	}
+	if credits {
+		post += ", credits"
+	}
 	return fmt.Sprintf("%s bandwidth, queue depth %d, completion every %d, %s, %s, %s, %s",
 		cfg.op.title(), cfg.depth, cfg.signal, post, wait, seg, "udattest")
 }
@@ -69,7 +73,12 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		return res, err
 	}
 	defer cl.close()
-	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
+	credits := useCredits(cfg, cl.ia)
+	lay := clientLayout(cfg)
+	if credits {
+		lay = withCreditWord(lay, cfg.size)
+	}
+	c, err := newConn(cl.ia, cl.pz, lay, cfg.timeout)
 	if err != nil {
 		return res, err
 	}
@@ -78,10 +87,15 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 	if cfg.lat && cfg.op == opWrite {
 		c.inboxOff, c.inboxLen = cfg.size, cfg.size
 	}
+	if credits {
+		c.enableCredits(cfg.size)
+		res.Credits = true
+	}
 	if err := c.postAllRecvs(); err != nil {
 		return res, err
 	}
 	req := cl.request('P', cfg)
+	req.credits = credits
 	if cfg.lat {
 		req.latIters = 0
 	}
@@ -112,9 +126,15 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		elapsed = time.Since(start)
 	} else {
 		elapsed, err = c.throughput(cfg.op, cfg.iters, cfg.size, cfg.depth, cfg.signal, cfg.batch, cfg.segs, p)
+		c.credits.sent = cfg.iters
 		if err == nil && cfg.latIters > 0 {
 			samples = make([]time.Duration, cfg.latIters)
 			err = c.opLatency(cfg.op, cfg.size, cfg.segs, samples, nil)
+			c.credits.sent += cfg.latIters
+		}
+		if err == nil && credits {
+			// The message that ends the test is a send too.
+			err = c.awaitCredit(c.credits.sent + 1)
 		}
 	}
 	p.finish()
@@ -182,12 +202,15 @@ func (c *conn) post(op opKind, iov []udat.LMRTriplet, cookie uint64, remote udat
 // way dapltest -T P and perftest's *_bw tests do. A completion's cookie is
 // the number of operations it covers. With batch > 1 it posts batch
 // operations per EP.PostRequests call whenever that many fit in the queue
-// (and the rest at the end), as perftest's --post_list does.
+// (and the rest at the end), as perftest's --post_list does. With credits
+// (credits.go) it posts no send beyond the server's receives, and asks for
+// the completion of the last one the credits let go, as no later send may
+// follow to bring it.
 func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p *progress) (time.Duration, error) {
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
-	flags := signaller{every: signal, left: signal, n: n}
+	flags := newSignaller(signal, n)
 	if batch > 1 {
 		reqs := make([]udat.Request, batch) // the same but for cookie and flags
 		c.evs = make([]udat.Event, batch)
@@ -199,12 +222,24 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 		return time.Since(start), err
 	}
 	ep := c.ep
+	cr := &c.credits
 	posted, completed := 0, 0
 	start := time.Now()
 	for completed < n {
+		limit := min(n, completed+depth)
+		if limit > cr.known { // credits, and maybe too few
+			want := limit
+			var err error
+			if limit, err = c.creditLimit(want, posted); err != nil {
+				return 0, fmt.Errorf("after %d of %d operations: %w", posted, n, err)
+			}
+			if limit < want {
+				flags.stopAt(limit)
+			}
+		}
 		// One at a time: the DAT call, as dapltest makes it (in the loop,
 		// not through post: one call per operation).
-		for limit := min(n, completed+depth); posted < limit; {
+		for posted < limit {
 			posted++
 			f := flags.next(posted)
 			var err error
@@ -244,9 +279,20 @@ func (c *conn) throughput(op opKind, n, size, depth, signal, batch, segs int, p 
 // perftest's does.
 func (c *conn) throughputBatch(op opKind, n, depth int, flags *signaller, reqs []udat.Request, p *progress) error {
 	allSignalled := flags.every == 1
+	cr := &c.credits
 	posted, completed := 0, 0
 	for completed < n {
 		for k := min(len(reqs), n-posted); k > 0 && posted+k-completed <= depth; k = min(len(reqs), n-posted) {
+			if posted+k > cr.known { // credits, and maybe too few: a shorter post
+				lim, err := c.creditLimit(posted+k, posted)
+				if err != nil {
+					return fmt.Errorf("after %d of %d operations: %w", posted, n, err)
+				}
+				if lim < posted+k {
+					k = lim - posted
+					flags.stopAt(lim)
+				}
+			}
 			batch := reqs[:k]
 			if allSignalled {
 				for i := range batch {
@@ -278,28 +324,53 @@ func (c *conn) throughputBatch(op opKind, n, depth int, flags *signaller, reqs [
 }
 
 // signaller gives the completion flags of a run's operations, in order:
-// every every-th asks for a completion, and so does the last, the n-th.
-// A countdown, not a division per operation.
+// every every-th asks for a completion, and so does the last, the n-th,
+// and the one stopAt names. A countdown, not a division per operation.
 type signaller struct {
 	every, left, n int
+	// last is the next operation to ask for a completion whatever the
+	// countdown says: the n-th, or the one stopAt names until it is
+	// posted.
+	last int
+}
+
+// newSignaller returns the signaller of a run of n operations that asks
+// for a completion every every operations.
+func newSignaller(every, n int) signaller {
+	return signaller{every: every, left: every, n: n, last: n}
 }
 
 // next returns the flags of operation posted, counted from 1.
 func (s *signaller) next(posted int) udat.CompletionFlags {
-	if s.left--; s.left == 0 || posted == s.n {
+	if s.left--; s.left == 0 || posted == s.last {
 		s.left = s.every
+		if posted == s.last {
+			s.last = s.n
+		}
 		return udat.CompletionDefault
 	}
 	return udat.CompletionSuppress
 }
 
+// stopAt asks for the completion of operation k (k <= n), not yet posted,
+// whatever the countdown says: the last one posted before the loop waits
+// for its completions and nothing else (the credits ran out).
+func (s *signaller) stopAt(k int) { s.last = k }
+
 // opLatency times single operations, one at a time, from post to
-// completion, as dapltest's latency phase does.
+// completion, as dapltest's latency phase does. With credits it waits, off
+// the clock, until the server has a receive for each send.
 func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *progress) error {
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
+	cr := &c.credits
 	for i := range samples {
+		if k := cr.sent + i + 1; k > cr.known {
+			if err := c.awaitCredit(k); err != nil {
+				return err
+			}
+		}
 		t0 := time.Now()
 		if err := c.post(op, iov, uint64(i), remote, udat.CompletionDefault); err != nil {
 			return fmt.Errorf("post %s: %w", op.title(), err)

@@ -11,10 +11,25 @@ import (
 // Every third operation asks for a completion, and so does the last.
 func TestSignallerFlags(t *testing.T) {
 	const d, s = udat.CompletionDefault, udat.CompletionSuppress
-	f := signaller{every: 3, left: 3, n: 7}
+	f := newSignaller(3, 7)
 	var got []udat.CompletionFlags
 	for i := 1; i <= 7; i++ {
 		got = append(got, f.next(i))
 	}
 	assert.Equal(t, []udat.CompletionFlags{s, s, d, s, s, d, d}, got)
+}
+
+// An operation stopAt names asks for a completion whatever the countdown
+// says, once; the countdown starts again from it, and the last still asks.
+func TestSignallerStopAt(t *testing.T) {
+	const d, s = udat.CompletionDefault, udat.CompletionSuppress
+	f := newSignaller(4, 12)
+	var got []udat.CompletionFlags
+	for i := 1; i <= 12; i++ {
+		if i == 2 {
+			f.stopAt(2)
+		}
+		got = append(got, f.next(i))
+	}
+	assert.Equal(t, []udat.CompletionFlags{s, d, s, s, s, d, s, s, s, d, s, d}, got)
 }

@@ -31,6 +31,7 @@ type request struct {
 	op       opKind
 	lat      bool
 	block    bool
+	credits  bool // a send bandwidth run with credits (credits.go)
 	epIndex  uint16
 	eps      uint16 // endpoints in the session
 	session  uint32
@@ -53,6 +54,9 @@ func (r *request) marshal() []byte {
 	}
 	if r.block {
 		b[6] |= 2
+	}
+	if r.credits {
+		b[6] |= 4
 	}
 	le := binary.LittleEndian
 	le.PutUint16(b[8:], r.epIndex)
@@ -78,6 +82,7 @@ func parseRequest(b []byte) (request, error) {
 	r.op = opKind(b[5])
 	r.lat = b[6]&1 != 0
 	r.block = b[6]&2 != 0
+	r.credits = b[6]&4 != 0
 	r.epIndex = le.Uint16(b[8:])
 	r.eps = le.Uint16(b[10:])
 	r.session = le.Uint32(b[12:])
@@ -97,6 +102,8 @@ func parseRequest(b []byte) (request, error) {
 		return r, fmt.Errorf("bad size %d", r.size)
 	case r.depth == 0 || r.signal == 0 || r.segs == 0 || r.eps == 0 || r.epIndex >= r.eps:
 		return r, fmt.Errorf("bad parameters")
+	case r.credits && (r.test != 'P' || r.op != opSend || r.lat):
+		return r, fmt.Errorf("credits are for the send bandwidth test only")
 	}
 	return r, nil
 }

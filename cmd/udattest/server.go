@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/udapl-go/udapl/udat"
 )
@@ -171,6 +172,10 @@ func serverLayout(r request) layout {
 			slot := max(int(r.size), ctrlSize)
 			lay.nRecv, lay.slotSize = clamp(2*int(r.depth), 512, 4096), slot
 			lay.nRecv = clamp((64<<20)/slot, 16, lay.nRecv)
+			if r.credits {
+				// The source word of the credit writes (credits.go).
+				lay.dataLen = max(lay.dataLen, creditLen)
+			}
 		case r.op == opWrite && r.lat:
 			lay.dataLen = 2 * int(r.size)
 			lay.sendDepth = 2*latSignal + 8
@@ -218,7 +223,7 @@ func (s *server) serve(cr *udat.CR, req request) error {
 		case req.op == opSend && req.lat:
 			err = sendPingPong(c, int(req.iters), int(req.size), int(req.segs), false, nil, nil)
 		case req.op == opSend:
-			err = sinkSends(c, int(req.iters)+int(req.latIters), int(req.size))
+			err = sinkSends(c, req, s.cfg.sinkStall)
 		case req.op == opWrite && req.lat:
 			err = writePingPong(c, int(req.iters), int(req.size), int(req.segs), false, nil, nil)
 		}
@@ -273,11 +278,15 @@ func (c *conn) serveCtrl() error {
 	}
 }
 
-// sinkSends receives n messages of size bytes (the send bandwidth test).
-// It waits for one, takes the others already there, and reposts them all
-// with one EP.PostRecvs call, as perftest's server reposts after each poll
-// of a batch of completions.
-func sinkSends(c *conn, n, size int) error {
+// sinkSends receives the messages of a send bandwidth run (its iterations
+// and its latency samples). It waits for one, takes the others already
+// there, and reposts them all with one EP.PostRecvs call, as perftest's
+// server reposts after each poll of a batch of completions. With credits
+// it tells the client, after a repost, how many receives it has posted in
+// all (creditWriter). stall, for the tests, is how long it leaves its first
+// message's receive unposted, as a server the scheduler left behind.
+func sinkSends(c *conn, req request, stall time.Duration) error {
+	n, size := int(req.iters)+int(req.latIters), int(req.size)
 	iovs := make([]udat.LMRTriplet, c.lay.nRecv)
 	recvs := make([]udat.Recv, 0, c.lay.nRecv)
 	take := func(i int, d udat.DTOCompletionData) error {
@@ -289,6 +298,19 @@ func sinkSends(c *conn, n, size int) error {
 		recvs = append(recvs, udat.Recv{LocalIOV: iovs[slot : slot+1], Cookie: d.Cookie})
 		return nil
 	}
+	// Every receive is posted as the run starts (serve's, and recvCtrl's
+	// repost of the hello's).
+	posted := c.lay.nRecv
+	var cw *creditWriter
+	if req.credits {
+		var err error
+		if cw, err = newCreditWriter(c); err != nil {
+			return err
+		}
+		if err := cw.write(posted); err != nil {
+			return err
+		}
+	}
 	for i := 0; i < n; {
 		d, err := c.nextDTO(c.rcvEVD, "receive")
 		if err != nil {
@@ -297,6 +319,10 @@ func sinkSends(c *conn, n, size int) error {
 		i++
 		if err := take(i, d); err != nil {
 			return err
+		}
+		if stall > 0 {
+			time.Sleep(stall)
+			stall = 0
 		}
 		for i < n && len(recvs) < cap(recvs) {
 			err := c.rcvEVD.DequeueInto(&c.ev)
@@ -314,7 +340,16 @@ func sinkSends(c *conn, n, size int) error {
 		if _, err := c.ep.PostRecvs(recvs); err != nil {
 			return fmt.Errorf("repost %d receives: %w", len(recvs), err)
 		}
+		posted += len(recvs)
 		recvs = recvs[:0]
+		if cw != nil {
+			if err := cw.update(posted); err != nil {
+				return fmt.Errorf("after message %d of %d: %w", i, n, err)
+			}
+		}
+	}
+	if cw != nil {
+		return cw.finish()
 	}
 	return nil
 }

@@ -65,6 +65,7 @@ type result struct {
 	Batch   int     `json:"batch,omitempty"`
 	Wait    string  `json:"wait"`
 	Segs    int     `json:"segs,omitempty"`
+	Credits bool    `json:"credits,omitempty"` // a send bandwidth run with credits
 	EPs     int     `json:"eps,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Ops     int64   `json:"ops"`
