@@ -199,6 +199,27 @@ func (c *conn) timedOut() error {
 	return fmt.Errorf("%w: nothing happened for %v (-timeout)", errTimeout, c.timeout)
 }
 
+// spinDeadline bounds a busy-polling loop by the conn's timeout while
+// reading the clock only once every mask+1 spins (a clock read is a system
+// call in the VM): the first read starts the timeout.
+type spinDeadline struct{ at time.Time }
+
+// expired reports, at spin i (counted from 1), whether timeout has passed
+// since the loop's first clock read; mask+1 is a power of two.
+func (d *spinDeadline) expired(i, mask int, timeout time.Duration) bool {
+	return i&mask == 0 && d.passed(timeout)
+}
+
+// passed reads the clock for expired.
+func (d *spinDeadline) passed(timeout time.Duration) bool {
+	now := time.Now()
+	if d.at.IsZero() {
+		d.at = now.Add(timeout)
+		return false
+	}
+	return now.After(d.at)
+}
+
 // yielder makes a busy-polling goroutine yield to the scheduler every
 // yieldInterval. A goroutine that runs for 10 ms without yielding is due
 // for preemption, and when that finds it inside a cgo call (as a poller
@@ -266,20 +287,15 @@ func (c *conn) next(evd *udat.EVD, ev *udat.Event) error {
 	if c.block {
 		return c.wait(evd, ev)
 	}
-	var deadline time.Time
-	for i := 0; ; i++ {
+	var deadline spinDeadline
+	for i := 1; ; i++ {
 		c.yield.poll()
 		err := evd.DequeueInto(ev)
 		if err != udat.ErrQueueEmpty { // DequeueInto returns the sentinel itself
 			return err
 		}
-		if i&0xfff == 0xfff {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(c.timeout)
-			} else if now.After(deadline) {
-				return c.timedOut()
-			}
+		if deadline.expired(i, 0xfff, c.timeout) {
+			return c.timedOut()
 		}
 	}
 }

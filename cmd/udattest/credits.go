@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/udapl-go/udapl/udat"
@@ -158,17 +157,12 @@ func (s *sendCredits) covers(k int) bool {
 // 23.8k-25.0k msg/s.
 func (c *conn) awaitCredit(k int) error {
 	cr := &c.credits
-	var deadline time.Time
+	var deadline spinDeadline
 	for i := 1; !cr.covers(k); i++ {
 		osYield()
 		c.yield.poll()
-		if i&0xfff == 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(c.timeout)
-			} else if now.After(deadline) {
-				return fmt.Errorf("no credit for send %d from the server: %w", k, c.timedOut())
-			}
+		if deadline.expired(i, 0xfff, c.timeout) {
+			return fmt.Errorf("no credit for send %d from the server: %w", k, c.timedOut())
 		}
 	}
 	return nil

@@ -474,19 +474,14 @@ func (c *conn) pingDTO(evd *udat.EVD, what string) (udat.DTOCompletionData, erro
 		return c.nextDTO(evd, what)
 	}
 	ev := &c.ev
-	var deadline time.Time
+	var deadline spinDeadline
 	for i := 1; ; i++ {
 		err := evd.DequeueInto(ev)
 		if err != udat.ErrQueueEmpty { // DequeueInto returns the sentinel itself
 			return c.checkDTO(ev, err, what)
 		}
-		if i&0xfff == 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(c.timeout)
-			} else if now.After(deadline) {
-				return c.checkDTO(ev, c.timedOut(), what)
-			}
+		if deadline.expired(i, 0xfff, c.timeout) {
+			return c.checkDTO(ev, c.timedOut(), what)
 		}
 	}
 }
@@ -659,15 +654,10 @@ func writePingPong(c *conn, n, size, segs int, initiator bool, samples []time.Du
 		var le [4]byte
 		binary.LittleEndian.PutUint32(le[:], uint32(i))
 		want := binary.NativeEndian.Uint32(le[:])
-		var deadline time.Time
+		var deadline spinDeadline
 		for spins := 1; atomic.LoadUint32(in) != want; spins++ {
-			if spins&0xffff == 0 {
-				now := time.Now()
-				if deadline.IsZero() {
-					deadline = now.Add(c.timeout)
-				} else if now.After(deadline) {
-					return fmt.Errorf("RDMA write %d of the peer: %w", i, c.timedOut())
-				}
+			if deadline.expired(spins, 0xffff, c.timeout) {
+				return fmt.Errorf("RDMA write %d of the peer: %w", i, c.timedOut())
 			}
 		}
 		return nil

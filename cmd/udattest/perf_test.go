@@ -2,8 +2,10 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/udapl-go/udapl/udat"
 )
@@ -32,4 +34,17 @@ func TestSignallerStopAt(t *testing.T) {
 		got = append(got, f.next(i))
 	}
 	assert.Equal(t, []udat.CompletionFlags{s, d, s, s, s, d, s, s, s, d, s, d}, got)
+}
+
+// spinDeadline reads the clock only at every mask+1-th spin, starts the
+// timeout at its first read and reports it passed after that.
+func TestSpinDeadline(t *testing.T) {
+	var d spinDeadline
+	require.False(t, d.expired(1, 3, 0), "not a spin that reads the clock")
+	require.True(t, d.at.IsZero())
+	require.False(t, d.expired(4, 3, time.Millisecond), "the first read starts the timeout")
+	require.False(t, d.at.IsZero())
+	time.Sleep(2 * time.Millisecond)
+	require.False(t, d.expired(5, 3, time.Millisecond))
+	require.True(t, d.expired(8, 3, time.Millisecond))
 }
