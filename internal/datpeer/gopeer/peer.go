@@ -252,7 +252,11 @@ func (g *Peer) requireState(want udat.EPState, what string) {
 
 // waitDTO waits for the completion of one DTO and checks it succeeded.
 func (g *Peer) waitDTO(e *udat.EVD, cookie uint64, op udat.DTOOp, length int, what string) {
-	ev := g.wait(e, datpeer.Wait, what)
+	g.checkDTO(g.wait(e, datpeer.Wait, what), cookie, op, length, what)
+}
+
+// checkDTO checks that ev is the successful completion of one DTO.
+func (g *Peer) checkDTO(ev udat.Event, cookie uint64, op udat.DTOOp, length int, what string) {
 	want := udat.DTOCompletionData{EP: g.ep, Cookie: cookie, Status: udat.DTOSuccess, TransferredLength: uint64(length), Op: op}
 	if ev.Number != udat.EventDTOCompletion || ev.DTO != want {
 		g.fail("%s: got %v %+v, want %+v", what, ev.Number, ev.DTO, want)
@@ -294,12 +298,10 @@ func (g *Peer) sendBeforeDisconnect(word string) {
 		g.logf("%s: flushed by the peer's disconnect, its acknowledgement not yet taken", what)
 		return
 	}
-	want := udat.DTOCompletionData{EP: g.ep, Cookie: cookie, Status: udat.DTOSuccess, TransferredLength: datpeer.MsgSize, Op: udat.DTOSend}
-	if ev.Number != udat.EventDTOCompletion || ev.DTO != want {
-		g.fail("%s: got %v %+v, want %+v (or flushed)", what, ev.Number, ev.DTO, want)
-	}
+	g.checkDTO(ev, cookie, udat.DTOSend, datpeer.MsgSize, what)
 }
 
+// sendWhat names a send of word in failures.
 func (g *Peer) sendWhat(word string, withImmed bool) string {
 	return fmt.Sprintf("send %q (with immediate data: %v)", word, withImmed)
 }
