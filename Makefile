@@ -7,9 +7,8 @@
 #                the instruction guard of the data path (guard), then every
 #                test inside the Soft-RoCE VM, the race detector's run on
 #                Soft-RoCE and soft-iWARP (test-race), the cross-host and fault tests
-#                in a pair of VMs on Soft-RoCE (test-2host), on soft-iWARP
-#                (test-2host-siw) and on Soft-RoCE under Linux 6.12
-#                (test-2host-612), the device tests under Linux
+#                in a pair of VMs on Soft-RoCE (test-2host) and on soft-iWARP
+#                (test-2host-siw), the device tests under Linux
 #                6.12 (test-612), on soft-iWARP (test-siw) and on soft-iWARP
 #                under 6.12 (test-siw-612), and a table of the runs
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
@@ -31,7 +30,10 @@
 #                make test)
 #   make test-612 the udat and cverbs device tests in the VM on Soft-RoCE under
 #                Linux 6.12 instead of 6.1, with a table of the results (part
-#                of make test); test-siw-612 the device tests on soft-iWARP under 6.12
+#                of make test); test-2host-612 the cross-host tests there (not
+#                part of make test: Debian's 6.12 guest kernel panics now and
+#                then in rxe's requester); test-siw-612 the device tests on
+#                soft-iWARP under 6.12
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -129,7 +131,7 @@ soak: deps
 test-soak:
 	$(MAKE) soak SOAK=60s
 
-test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-2host-612 test-soak test-612 test-siw test-siw-612 test-summary
+test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-soak test-612 test-siw test-siw-612 test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
@@ -163,7 +165,10 @@ test-siw test-612 test-siw-612: test-%: deps
 	$(GO) run ./internal/cmd/testsummary -skips-fail -failed-output $(devlabel_$*)=/tmp/udapl-test-$*.json
 
 # The cross-host tests again under Linux 6.12, whose Soft-RoCE defers its
-# requester and completer to a work queue.
+# requester and completer to a work queue. Not part of make test: the peer
+# VM's 6.12 kernel panicked in a CI run (a double fault in kmalloc under
+# rxe_requester, in its work queue), and stopped answering in one more of 5
+# full runs: no test of ours can pass that.
 test-2host-612: deps
 	UDAPL_KERNEL=6.12 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
 
