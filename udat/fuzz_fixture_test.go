@@ -41,6 +41,7 @@ import (
 	"math/bits"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,14 +163,20 @@ type fuzzEnv struct {
 }
 
 // fuzzConnQualBase gives each process (the fuzzing engine runs several
-// workers) a block of 20 connection qualifiers of its own.
+// workers) a block of 20 connection qualifiers of its own, which its
+// device targets' connections take in turn (fuzzOpens): a qualifier comes
+// back only 20 connections later. On iWARP a PSP is a TCP listener, and
+// the port of a connection just closed may still be held (siw, Linux
+// 6.12: DAT_CONN_QUAL_IN_USE when each target started the block again).
 var fuzzConnQualBase = 40000 + uint64(os.Getpid()%1000)*20
+
+// fuzzOpens counts the process's fuzz connections (fuzzHolder.open).
+var fuzzOpens atomic.Uint64
 
 // fuzzHolder is a device target's connection, opened on first use.
 type fuzzHolder struct {
 	opts  fuzzEnvOpts
 	env   *fuzzEnv
-	n     uint64
 	stats fuzzStats
 }
 
@@ -249,8 +256,7 @@ func (h *fuzzHolder) get(t *testing.T) *fuzzEnv {
 
 func (h *fuzzHolder) open(t testing.TB) {
 	t.Helper()
-	connQualSeq.Store(fuzzConnQualBase + h.n%20)
-	h.n++
+	connQualSeq.Store(fuzzConnQualBase + fuzzOpens.Add(1)%20)
 	h.env = openFuzzEnv(t, h.opts)
 	h.env.stats = &h.stats
 }
