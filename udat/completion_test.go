@@ -511,15 +511,3 @@ func TestLMRFreeWithReceivesPosted(t *testing.T) {
 	require.Equal(t, DTOCompletionData{EP: s.ep, Cookie: 101, Status: DTOErrFlushed, Op: DTOReceive}, waitDTO(t, s.recv))
 	requireEmpty(t, s.recv)
 }
-
-// requireLanded checks that an RDMA write whose completion came has put
-// want into got. On InfiniBand and RoCE its completion means the peer has
-// it; soft-iWARP completes a write once it has left (completesInOrder), and
-// its data lands a moment later: there got has 5 s to catch up.
-func requireLanded(t *testing.T, ia *IA, want, got []byte, what string) {
-	t.Helper()
-	if !ia.completesInOrder() {
-		require.Eventually(t, func() bool { return bytes.Equal(want, got) }, 5*time.Second, time.Millisecond, what)
-	}
-	require.True(t, bytes.Equal(want, got), what)
-}

@@ -1,6 +1,7 @@
 package udat
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"sync/atomic"
@@ -367,4 +368,16 @@ func sendRound(p *pair, take func(*EVD) error) func() {
 		await(c.req)
 		await(s.recv)
 	}
+}
+
+// requireLanded checks that an RDMA write whose completion came has put
+// want into got. On InfiniBand and RoCE its completion means the peer has
+// it; soft-iWARP completes a write once it has left (completesInOrder), and
+// its data lands a moment later: there got has 5 s to catch up.
+func requireLanded(t *testing.T, ia *IA, want, got []byte, what string) {
+	t.Helper()
+	if !ia.completesInOrder() {
+		require.Eventually(t, func() bool { return bytes.Equal(want, got) }, 5*time.Second, time.Millisecond, what)
+	}
+	require.True(t, bytes.Equal(want, got), what)
 }

@@ -175,7 +175,7 @@ func TestRMR(t *testing.T) {
 	remote := RMRTriplet{VirtualAddress: win.VirtualAddress, SegmentLength: 256, RMRContext: ctx}
 	require.NoError(t, c.ep.PostRDMAWrite([]LMRTriplet{c.lmr.Triplet(0, 18)}, 1, remote, 0))
 	require.Equal(t, DTOSuccess, waitDTO(t, c.req).Status)
-	require.Equal(t, "through the window", string(s.lmr.Bytes()[8192:8192+18]))
+	requireLanded(t, p.ia, []byte("through the window"), s.lmr.Bytes()[8192:8192+18], "RDMA write through the window")
 
 	// (Soft-RoCE checks RDMA through a window against the whole memory
 	// region rather than the window, so accesses outside the window are not

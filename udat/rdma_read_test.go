@@ -343,11 +343,7 @@ func TestPostRDMAWrite(t *testing.T) {
 		seen[d.Cookie] = true
 	}
 	require.Len(t, seen, 8)
-	for i := 0; i < 8; i++ {
-		for _, b := range s.lmr.Bytes()[1024+i*64 : 1024+(i+1)*64] {
-			require.Equal(t, byte('0'+i), b)
-		}
-	}
+	requireLanded(t, p.ia, c.lmr.Bytes()[:8*64], s.lmr.Bytes()[1024:1024+8*64], "RDMA writes")
 	requireEmpty(t, s.recv)
 }
 
@@ -363,7 +359,7 @@ func TestRDMAFromPassiveSide(t *testing.T) {
 	copy(s.lmr.Bytes()[200:], "server data")
 	require.NoError(t, s.ep.PostRDMAWrite([]LMRTriplet{s.lmr.Triplet(200, 11)}, 2, c.lmr.RMRTriplet(300, 11), 0))
 	require.Equal(t, DTOSuccess, waitDTO(t, s.req).Status)
-	require.Equal(t, "server data", string(c.lmr.Bytes()[300:311]))
+	requireLanded(t, p.ia, []byte("server data"), c.lmr.Bytes()[300:311], "RDMA write from the passive side")
 }
 
 // An adapter whose max_sge_rd is below its max_sge (siw: 1 and 6) writes
