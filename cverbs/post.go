@@ -250,20 +250,19 @@ func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE,
 
 // PostSendOne posts one send, RDMA write or RDMA read of one segment,
 // signalled or not, with no immediate data and no address handle: the
-// usual work request, written and posted under one lock with one
-// ibv_post_send, without a batch. Any other operation, a UD QP or a QP
-// without a send queue gives EINVAL; a closed QP ErrClosed. A WR the
-// provider queued although its doorbell failed is posted (see Post).
+// usual work request, written and posted with one ibv_post_send, without a
+// batch. It takes no lock of its own: the caller serialises it with every
+// other post to the send queue and with Close (udat's ring lock does), so
+// that the usual post pays for one mutex, not two. Any other operation, a
+// UD QP or a QP without a send queue gives EINVAL; a closed QP ErrClosed. A
+// WR the provider queued although its doorbell failed is posted (see Post).
 func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
 	const name = "ibv_post_send"
 	q := &qp.sq
-	q.mu.Lock()
 	if qp.qp == nil {
-		q.mu.Unlock()
 		return closedErr(name)
 	}
 	if op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
-		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil { // an RC QP's send queue
@@ -276,22 +275,17 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		if e := q.rxe.ring(); e != 0 {
 			rc = e
 		}
-		q.mu.Unlock()
 		return opErr(name, int(rc))
 	}
 	w := q.one
 	if q.ud || w == nil {
-		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
-	// The lock keeps Close away while the QP is in use, and w to this post.
 	w.wr.wr_id, w.wr.opcode, w.wr.send_flags = C.uint64_t(id), sendOpcodes[op], C.uint(flags)
 	rdma := (*C.struct_cverbs_rdma)(unsafe.Pointer(&w.wr.wr))
 	rdma.remote_addr, rdma.rkey = C.uint64_t(remoteAddr), C.uint32_t(rkey)
 	w.sge.addr, w.sge.length, w.sge.lkey = C.uint64_t(sge.Addr), C.uint32_t(sge.Length), C.uint32_t(sge.LKey)
-	rc := C.cverbs_post_send_one(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(w)))
-	q.mu.Unlock()
-	if rc != 0 {
+	if rc := C.cverbs_post_send_one(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(w))); rc != 0 {
 		return opErr(name, int(rc))
 	}
 	return nil
@@ -490,19 +484,18 @@ func (b RecvBatch) Post(n int) (int, error) {
 func (b RecvBatch) Cancel() { b.queue().mu.Unlock() }
 
 // PostRecvOne posts one receive of the one segment sge to the QP's
-// receive queue: the usual receive, written and posted under one lock with
-// one ibv_post_recv, without a batch. A QP attached to an SRQ or without a
-// receive queue gives EINVAL; a closed QP ErrClosed.
+// receive queue: the usual receive, written and posted with one
+// ibv_post_recv, without a batch. Like PostSendOne it takes no lock: the
+// caller serialises it with the queue's other posts and with Close. A QP
+// attached to an SRQ or without a receive queue gives EINVAL; a closed QP
+// ErrClosed.
 func (qp *QP) PostRecvOne(id uint64, sge SGE) error {
 	const name = "ibv_post_recv"
 	q := &qp.rq
-	q.mu.Lock()
 	if qp.qp == nil {
-		q.mu.Unlock()
 		return closedErr(name)
 	}
 	if qp.srq != nil || q.depth == 0 || q.maxSGE == 0 {
-		q.mu.Unlock()
 		return opErr(name, int(syscall.EINVAL))
 	}
 	var rc syscall.Errno
@@ -516,7 +509,6 @@ func (qp *QP) PostRecvOne(id uint64, sge SGE) error {
 		rc = syscall.Errno(C.cverbs_post_recv(cuptr(unsafe.Pointer(qp.qp)), cuptr(unsafe.Pointer(unsafe.SliceData(q.wrs))),
 			cuptr(unsafe.Pointer(unsafe.SliceData(q.sges))), C.int(q.maxSGE), 1).rc)
 	}
-	q.mu.Unlock()
 	return opErr(name, int(rc))
 }
 

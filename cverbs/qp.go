@@ -16,7 +16,8 @@ import (
 // cgoQP is the state of a QP in the cgo build.
 type cgoQP struct {
 	// Lock order: mu, then sq.mu, then rq.mu. Posting takes only its queue's
-	// lock; Close takes all three.
+	// lock (PostSendOne and PostRecvOne none: their caller serialises them);
+	// Close takes all three.
 	mu   sync.Mutex
 	qp   *C.struct_ibv_qp
 	num  uint32

@@ -9,6 +9,7 @@ package udat
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -380,6 +381,108 @@ func TestPostRacingFree(t *testing.T) {
 		require.NoError(t, lmr.Free())
 		require.NoError(t, pz.Free())
 		require.NoError(t, ia.Close(CloseGracefulFlag))
+	}
+}
+
+// Sends and RDMA writes posted on a CONNECTED EP while it is freed: the
+// usual DTO reaches the QP under its ring's lock alone, and Free destroys the
+// QP under both rings' locks (closeQP). Every post either fails with
+// DAT_INVALID_HANDLE (or finds the queue full) or completes exactly once,
+// successfully or flushed, and the process does not crash.
+func TestPostRacingFreeConnected(t *testing.T) {
+	for round := range 5 {
+		p := newPair(t, pairOpts{evdQLen: 1024})
+		c, s := p.client, p.server
+		for i := range 64 {
+			require.NoError(t, s.ep.PostRecv([]LMRTriplet{s.lmr.Triplet(i*64, 64)}, uint64(i), CompletionDefault))
+		}
+		var mu sync.Mutex
+		posted := map[uint64]bool{}
+		var posters errgroup.Group
+		start, going := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		for w := range 4 {
+			posters.Go(func() error {
+				<-start
+				for i := 0; ; i++ {
+					if i == 8 {
+						once.Do(func() { close(going) })
+					}
+					cookie := uint64(w)<<32 | uint64(i)
+					iov := []LMRTriplet{c.lmr.Triplet(w*64, 64)}
+					var err error
+					if w == 0 {
+						err = c.ep.PostSend(iov, cookie, CompletionDefault)
+					} else {
+						err = c.ep.PostRDMAWrite(iov, cookie, s.lmr.RMRTriplet(4096+w*64, 64), CompletionDefault)
+					}
+					switch {
+					case err == nil:
+						mu.Lock()
+						posted[cookie] = true
+						mu.Unlock()
+					case CodeOf(err) == ClassError|InsufficientResources:
+						time.Sleep(10 * time.Microsecond)
+					case CodeOf(err) == ClassError|InvalidHandle|InvalidHandleEP:
+						return nil
+					default:
+						return err
+					}
+				}
+			})
+		}
+		// The completions, taken while the posters run and after.
+		var seenMu sync.Mutex
+		seen := map[uint64]DTOStatus{}
+		stop := make(chan struct{})
+		var reaper errgroup.Group
+		reaper.Go(func() error {
+			var ev Event
+			for {
+				err := c.req.DequeueInto(&ev)
+				if errors.Is(err, ErrQueueEmpty) {
+					select {
+					case <-stop:
+						return nil
+					case <-time.After(50 * time.Microsecond):
+						continue
+					}
+				}
+				if err != nil {
+					return err
+				}
+				seenMu.Lock()
+				_, twice := seen[ev.DTO.Cookie]
+				seen[ev.DTO.Cookie] = ev.DTO.Status
+				seenMu.Unlock()
+				if twice {
+					return fmt.Errorf("DTO %#x completed twice", ev.DTO.Cookie)
+				}
+			}
+		})
+		close(start)
+		<-going
+		time.Sleep(time.Duration(round) * time.Millisecond)
+		require.NoError(t, c.ep.Free())
+		require.NoError(t, posters.Wait())
+		require.NotEmpty(t, posted)
+		require.Eventually(t, func() bool {
+			seenMu.Lock()
+			defer seenMu.Unlock()
+			return len(seen) >= len(posted)
+		}, 10*time.Second, time.Millisecond, "round %d: every posted DTO completes", round)
+		time.Sleep(quietDur) // for a completion too many
+		close(stop)
+		require.NoError(t, reaper.Wait())
+		require.Len(t, seen, len(posted), "round %d: no completion of a DTO not posted", round)
+		counts := map[DTOStatus]int{}
+		for cookie := range posted {
+			st, ok := seen[cookie]
+			require.True(t, ok, "DTO %#x completed", cookie)
+			require.Contains(t, []DTOStatus{DTOSuccess, DTOErrFlushed}, st, "DTO %#x", cookie)
+			counts[st]++
+		}
+		t.Logf("round %d: %d posted, by status %v", round, len(posted), counts)
 	}
 }
 

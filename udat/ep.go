@@ -886,6 +886,19 @@ func (ep *EP) postFlushMarker() {
 	}
 }
 
+// closeQP destroys qp, the queue pair of the rings sq and rq, with both
+// rings locked: postFast and recvFast reach the QP under the ring's lock
+// alone (cverbs.QP.PostSendOne and PostRecvOne take none), so a post in
+// flight ends before the QP goes, and one after it finds the EP freed or
+// given another QP.
+func closeQP(qp *cverbs.QP, sq, rq *fifoRing) error {
+	rq.mu.Lock() // in setFlushing's order
+	defer rq.mu.Unlock()
+	sq.mu.Lock()
+	defer sq.mu.Unlock()
+	return qp.Close()
+}
+
 // Free destroys the EP (dat_ep_free). A connected EP is disconnected
 // abruptly first; DTOs still outstanding complete as flushed.
 func (ep *EP) Free() error {
@@ -936,7 +949,7 @@ func (ep *EP) free(force bool) error {
 	ep.ia.epMu.Unlock()
 	ep.ia.forgetEP(ep)
 	ep.setWatched(false)
-	err := ep.qp.Close()
+	err := closeQP(ep.qp, ep.sq, ep.rq)
 	if ep.isUD() {
 		ep.closeUDAHs() // after the QP: no send uses them any more
 	}

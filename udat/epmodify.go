@@ -263,7 +263,7 @@ func (ep *EP) rebuild(op string, c *epConfig) error {
 	delete(ia.epByQP, old.qpn)
 	ia.epByQP[ep.qpn] = ep
 	ia.epMu.Unlock()
-	old.qp.Close()
+	closeQP(old.qp, old.sq, old.rq)
 	c.attr = ep.attr
 	ep.pz.ref(1)
 	old.pz.ref(-1)

@@ -93,9 +93,10 @@ func usualFits(t *LMRTriplet, l *LMR, o *requestOp, remote *RMRTriplet, maxMsg u
 			return false
 		}
 	}
+	// off wraps past l.length when t starts below l.va (an LMR never ends
+	// past the top of the address space), and n-1 past it when n is 0.
 	off := t.VirtualAddress - l.va
-	return l.priv&o.need == o.need && n != 0 && n <= maxMsg &&
-		t.VirtualAddress >= l.va && off <= l.length && n <= l.length-off
+	return l.priv&o.need == o.need && n <= maxMsg && off < l.length && n-1 < l.length-off
 }
 
 // usualFlags are the work request flags of a usual DTO of n bytes (see
