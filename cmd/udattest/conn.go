@@ -70,6 +70,10 @@ type conn struct {
 
 	iov []udat.LMRTriplet // scratch I/O vector
 	one [1]udat.LMRTriplet
+	// readSegs is how many segments an RDMA read of the EP may take: 1 on
+	// soft-iWARP (max_sge_rd), where the quick and transaction tests read
+	// into one segment instead of two.
+	readSegs int
 
 	// credits, the client's of a send bandwidth run that uses them
 	// (credits.go); without, a count no compare exceeds.
@@ -116,6 +120,7 @@ func newConn(ia *udat.IA, pz *udat.PZ, lay layout, timeout time.Duration) (*conn
 	if c.ep, err = ia.CreateEP(pz, c.rcvEVD, c.reqEVD, c.cEVD, &attr); err != nil {
 		return fail("create the EP", err)
 	}
+	c.readSegs = attr.MaxRDMAReadIOV
 	if c.lmr, err = ia.AllocLMR(pz, lay.total(), udat.MemPrivAll); err != nil {
 		return fail(fmt.Sprintf("register %d bytes of memory", lay.total()), err)
 	}

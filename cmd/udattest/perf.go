@@ -61,6 +61,23 @@ func perfTitle(cfg *config, credits bool) string {
 		cfg.op.title(), cfg.depth, cfg.signal, post, wait, seg, "udattest")
 }
 
+// checkReadSegments refuses, before connecting, an RDMA read of more
+// segments than the device reads into (max_sge_rd: 1 on soft-iWARP), which
+// udat would refuse at the first post.
+func checkReadSegments(cfg *config, ia *udat.IA) error {
+	if cfg.op != opRead || cfg.segs == 1 {
+		return nil
+	}
+	a, _, err := ia.Query()
+	if err != nil {
+		return err
+	}
+	if m := a.MaxIOVSegmentsPerRDMARead; m > 0 && cfg.segs > m {
+		return fmt.Errorf("-segs %d: the device reads into at most %d segment(s) per RDMA read (max_sge_rd)", cfg.segs, m)
+	}
+	return nil
+}
+
 // runPerf is the client of the performance test.
 func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 	res := &result{Tool: "udattest", Test: "perf", Mode: "bw", Op: cfg.op.String(), Size: cfg.size,
@@ -73,6 +90,9 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 		return res, err
 	}
 	defer cl.close()
+	if err := checkReadSegments(cfg, cl.ia); err != nil {
+		return res, err
+	}
 	credits := useCredits(cfg, cl.ia)
 	lay := clientLayout(cfg)
 	if credits {

@@ -127,7 +127,7 @@ func transEP(cl *client, cfg *config, e int, rounds *atomic.Int64, p *progress) 
 		} else if m.a != 1 {
 			return fail(fmt.Errorf("round %d: the server could not fill its buffer", r))
 		}
-		if err := c.rdma(opRead, size, size, 2); err != nil {
+		if err := c.rdma(opRead, size, size, min(2, c.readSegs)); err != nil {
 			return fail(fmt.Errorf("round %d: %w", r, err))
 		}
 		if i := checkPattern(sink, seed2); i >= 0 {
