@@ -7,8 +7,9 @@
 #                the instruction guard of the data path (guard), then every
 #                test inside the Soft-RoCE VM, the race detector's run on
 #                Soft-RoCE and soft-iWARP (test-race), the cross-host and fault tests
-#                in a pair of VMs on Soft-RoCE (test-2host) and on soft-iWARP
-#                (test-2host-siw), the device tests under Linux
+#                in a pair of VMs on Soft-RoCE (test-2host), on soft-iWARP
+#                (test-2host-siw) and on Soft-RoCE under Linux 6.12
+#                (test-2host-612), the device tests under Linux
 #                6.12 (test-612), on soft-iWARP (test-siw) and on soft-iWARP
 #                under 6.12 (test-siw-612), and a table of the runs
 #   make soak    the soak of issue 27 in the pair of VMs: a mixed load for SOAK
@@ -25,15 +26,13 @@
 #                a fake device, counted with callgrind on the host, against the
 #                budgets of udat/testdata/instr-budget.txt (part of make test)
 #   make fuzz    each fuzz target for FUZZTIME (default 60s), device ones in the VM
-#   make test-siw the udat and cverbs device tests in the VM on soft-iWARP (siw0)
+#   make test-siw the udat, cverbs and udattest device tests in the VM on soft-iWARP (siw0)
 #                instead of rxe0, with a table of the results (part of
 #                make test)
-#   make test-612 the udat and cverbs device tests in the VM on Soft-RoCE under
+#   make test-612 the udat, cverbs and udattest device tests in the VM on Soft-RoCE under
 #                Linux 6.12 instead of 6.1, with a table of the results (part
-#                of make test); test-2host-612 the cross-host tests there (not
-#                part of make test: Debian's 6.12 guest kernel panics now and
-#                then in rxe's requester); test-siw-612 the device tests on
-#                soft-iWARP under 6.12
+#                of make test); test-siw-612 the udat and cverbs device tests
+#                on soft-iWARP under 6.12
 #
 # Both install what they need first (Debian packages; root and apt-get).
 
@@ -131,7 +130,7 @@ soak: deps
 test-soak:
 	$(MAKE) soak SOAK=60s
 
-test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-soak test-612 test-siw test-siw-612 test-summary
+test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-2host-612 test-soak test-612 test-siw test-siw-612 test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
@@ -139,7 +138,7 @@ test-summary:
 		siw/6.1=/tmp/udapl-test-siw.json siw/6.12=/tmp/udapl-test-siw-612.json
 
 # Device runs besides test-vm's (Soft-RoCE under Debian's Linux 6.1): the
-# udat and cverbs tests on soft-iWARP (test-siw: the VM creates siw0 instead
+# udat, cverbs and udattest tests on soft-iWARP (test-siw: the VM creates siw0 instead
 # of rxe0; siw.ko is built once, see scripts/siw-module.sh) and on Soft-RoCE
 # under Linux 6.12 (test-612: Debian's backport for bookworm, fetched once
 # and cached beside 6.1's, see scripts/vmlib.sh), and on soft-iWARP under
@@ -150,7 +149,13 @@ test-summary:
 # The whole go test -json output is in /tmp/udapl-test-RUN.json.
 # The examples open rxe0, as the documentation does, and several use IB
 # extensions that iWARP lacks: they run on Soft-RoCE (test-vm, test-612),
-# not on soft-iWARP.
+# not on soft-iWARP. udattest's end-to-end tests run in test-siw and
+# test-612 too, not in test-siw-612: there 2 of its 12 performance runs
+# failed to connect (the active side's MPA reply handling ends in
+# CONNECT_ERROR, status -EINVAL, after the passive side accepted).
+devpkgs_siw      := ./udat/ ./cverbs/ ./cmd/udattest/
+devpkgs_612      := $(devpkgs_siw)
+devpkgs_siw-612  := ./udat/ ./cverbs/
 devrun_siw       := UDAPL_RDMA=siw
 devrun_612       := UDAPL_KERNEL=6.12
 devrun_siw-612   := UDAPL_RDMA=siw UDAPL_KERNEL=6.12
@@ -161,16 +166,17 @@ devlabel_612     := rxe/6.12
 devlabel_siw-612 := siw/6.12
 
 test-siw test-612 test-siw-612: test-%: deps
-	-$(devrun_$*) $(GO) test -count=1 -p 1 -timeout 30m $(devargs_$*) -json -exec $(VMEXEC) ./udat/ ./cverbs/ > /tmp/udapl-test-$*.json
+	-$(devrun_$*) $(GO) test -count=1 -p 1 -timeout 30m $(devargs_$*) -json -exec $(VMEXEC) $(devpkgs_$*) > /tmp/udapl-test-$*.json
 	$(GO) run ./internal/cmd/testsummary -skips-fail -failed-output $(devlabel_$*)=/tmp/udapl-test-$*.json
 
 # The cross-host tests again under Linux 6.12, whose Soft-RoCE defers its
-# requester and completer to a work queue. Not part of make test: the peer
-# VM's 6.12 kernel panicked in a CI run (a double fault in kmalloc under
-# rxe_requester, in its work queue), and stopped answering in one more of 5
-# full runs: no test of ours can pass that.
+# requester and completer to a work queue. Debian's 6.12 guest kernel
+# panics now and then under that work queue (a double fault in kmalloc
+# under rxe_requester, once in 5 full runs), which no test of ours can
+# pass: a run in which a guest kernel panicked runs once more in fresh VMs,
+# and says so (UDAPL_PAIR_PANIC_RETRY, scripts/vmpair.sh).
 test-2host-612: deps
-	UDAPL_KERNEL=6.12 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
+	UDAPL_KERNEL=6.12 UDAPL_PAIR_PANIC_RETRY=1 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
 
 # RDMA=siw: the demo in the VM over siw0 instead of rxe0.
 demo: deps

@@ -32,6 +32,14 @@
 # (default 1); UDAPL_VM_TIMEOUT, UDAPL_VM_VERBOSE and UDAPL_VM_TIMING as for
 # vmtest.sh. B's output goes to a log that is printed (lines prefixed "B| ")
 # when A's command fails or UDAPL_VM_VERBOSE=1.
+#
+# UDAPL_PAIR_PANIC_RETRY=1: when a guest kernel panics (Debian's 6.12 does now
+# and then under rxe's requester: a double fault, nothing a user-space
+# program can cause), the command runs once more in two fresh VMs. A's
+# output is then held back until the attempt ends: a panicked attempt's is
+# printed with every line prefixed "attempt 1| " (so go test reads no result
+# from it), with the panic, and a line that says a second attempt follows.
+# A second panic fails the run.
 set -euo pipefail
 
 mem=${UDAPL_PAIR_MEM:-1024}
@@ -49,11 +57,6 @@ die() {
 . "$(dirname "${BASH_SOURCE[0]}")/vmlib.sh"
 vm_prepare
 
-run=$(mktemp -d /tmp/udapl-vmpair.XXXXXX)
-ctl=$run/ctl
-mkdir -p "$ctl/host"
-# Two UDP ports on 127.0.0.1 for the link; A listens on port, B on port+1.
-port=$((20000 + RANDOM % 20000))
 start=$(date +%s.%N)
 
 # boot NAME DIR boots VM NAME (A or B) with run directory DIR, in the
@@ -81,7 +84,7 @@ boot() {
 		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline \
 		-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac,romfile=,event_idx=off" \
-		</dev/null > >(if [ "$name" = A ]; then vm_show; else vm_show >"$dir/out"; fi) 2>&1 &
+		</dev/null > >(if [ "$name" = A ] && [ -z "$a_out" ]; then vm_show; else vm_show >"$dir/out"; fi) 2>&1 &
 	pid=$!
 	# qemu holds the monitor's pipes open read-write; drain its answers.
 	cat "$dir/mon.out" >"$dir/mon.log" &
@@ -156,24 +159,63 @@ host_agent() {
 }
 
 cmd=("$@")
-host_agent &
-agent=$!
-boot A "$run/a"
-apid=$pid
-trap 'kill -KILL $apid $agent 2>/dev/null || true; rm -rf "$run"' EXIT
-status=0
-( sleep "$timeout_s" && kill -KILL "$apid" ) >/dev/null 2>&1 </dev/null &
-watchdog=$!
-wait "$apid" || status=$?
-pkill -P "$watchdog" 2>/dev/null || true
-kill "$watchdog" 2>/dev/null || true
-touch "$ctl/stop"
-wait "$agent" || true
-# Let A's output drain.
-sleep 0.2
+runs=()
+trap 'kill -KILL ${apid:-} ${agent:-} 2>/dev/null || true; rm -rf "${runs[@]}"' EXIT
 
-rc=125
-[ -f "$run/a/rc" ] && rc=$(cat "$run/a/rc")
+# attempt runs the command once in two fresh VMs and sets rc to A's exit
+# status (125: none reported) and status to A's qemu's. A's output goes to
+# $run/a/out when a_out is set, else straight through.
+attempt() {
+	run=$(mktemp -d /tmp/udapl-vmpair.XXXXXX)
+	runs+=("$run")
+	ctl=$run/ctl
+	mkdir -p "$ctl/host"
+	# Two UDP ports on 127.0.0.1 for the link; A listens on port, B on port+1.
+	port=$((20000 + RANDOM % 20000))
+	host_agent &
+	agent=$!
+	boot A "$run/a"
+	apid=$pid
+	status=0
+	( sleep "$timeout_s" && kill -KILL "$apid" ) >/dev/null 2>&1 </dev/null &
+	local watchdog=$!
+	wait "$apid" || status=$?
+	pkill -P "$watchdog" 2>/dev/null || true
+	kill "$watchdog" 2>/dev/null || true
+	touch "$ctl/stop"
+	wait "$agent" || true
+	# Let A's output drain.
+	sleep 0.2
+	rc=125
+	[ -f "$run/a/rc" ] && rc=$(cat "$run/a/rc")
+	return 0
+}
+
+# panicked prints the first lines of a guest kernel panic in this attempt's
+# consoles, and fails if there is none.
+panicked() {
+	local f
+	for f in "$run"/a/out "$run"/b.*/out; do
+		[ -s "$f" ] && grep -m1 -B2 -A12 -E 'Kernel panic|double fault' "$f" && return 0
+	done
+	return 1
+}
+
+a_out=
+[ "${UDAPL_PAIR_PANIC_RETRY:-0}" = 1 ] && a_out=held
+attempt
+if [ -n "$a_out" ]; then
+	if [ "$rc" != 0 ] && panicked >"$run/panic"; then
+		sed "s/^/attempt 1| /" "$run/a/out"
+		sed "s/^/attempt 1| panic| /" "$run/panic"
+		echo "vmpair.sh: a guest kernel panicked in attempt 1 (exit status $rc); the command runs once more in two fresh VMs"
+		a_out=
+		attempt
+	else
+		cat "$run/a/out"
+	fi
+fi
+
 if [ "$rc" != 0 ] || [ "${UDAPL_VM_VERBOSE:-0}" = 1 ]; then
 	for f in "$run"/b.*/out; do
 		[ -s "$f" ] && sed "s/^/B| /" "$f" >&2
