@@ -52,19 +52,21 @@ func ConnQualPort(connQual ConnQual) uint16 {
 	return uint16(connQual%32001 + 33534)
 }
 
-// registerCM records which object a connection manager id serves.
+// registerCM records which object a connection manager id serves: *EP,
+// *CR, *PSP, *RSP or *UDCM. The record is the id's Context, under ia.mu:
+// the ids are udat's own, and a CM event finds its owner without a map.
 func (ia *IA) registerCM(id *cverbs.CMID, owner any) {
 	ia.mu.Lock()
-	if ia.cmOwners == nil {
-		ia.cmOwners = map[*cverbs.CMID]any{}
-	}
-	ia.cmOwners[id] = owner
+	id.Context = owner
 	ia.mu.Unlock()
 }
 
 func (ia *IA) unregisterCM(id *cverbs.CMID) {
+	if id == nil {
+		return
+	}
 	ia.mu.Lock()
-	delete(ia.cmOwners, id)
+	id.Context = nil
 	ia.mu.Unlock()
 }
 
@@ -74,7 +76,7 @@ func (ia *IA) cmOwner(id *cverbs.CMID) any {
 	}
 	ia.mu.Lock()
 	defer ia.mu.Unlock()
-	return ia.cmOwners[id]
+	return id.Context
 }
 
 // listenCM makes an rdma_cm id that listens on connQual for owner, a PSP or

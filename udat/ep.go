@@ -738,6 +738,12 @@ func (ep *EP) awaitFlushed() {
 // every DTO still outstanding, and settles the unsignalled ones. What the
 // hardware leaves outstanding is flushed by settle.
 func (ep *EP) flushQueues() {
+	if ep.flushedIdle() {
+		// Flushed before, nothing outstanding since: the QP is in the
+		// error state already (only Reset takes it out, and flushing with
+		// it), so no second ibv_modify_qp per disconnect and free.
+		return
+	}
 	ep.setFlushing(true, ep.qp.ToError)
 	gen := ep.flushGen.Load()
 	if !ep.ia.completesLatePosts() {
@@ -755,6 +761,17 @@ func (ep *EP) flushQueues() {
 	ep.postFlushMarker()
 	ep.awaitMarker()
 	time.AfterFunc(settleGrace, func() { ep.settle(gen) })
+}
+
+// flushedIdle reports whether both queues are flushing already, with no
+// DTO outstanding.
+func (ep *EP) flushedIdle() bool {
+	ep.rq.mu.Lock()
+	ep.sq.mu.Lock()
+	done := ep.sq.flushing && ep.rq.flushing && ep.sq.idle() && ep.rq.idle()
+	ep.sq.mu.Unlock()
+	ep.rq.mu.Unlock()
+	return done
 }
 
 // queuesIdle reports whether neither of the EP's queues has a DTO

@@ -62,12 +62,12 @@ type IA struct {
 	epHot    hotCache[EP]
 	srqByVer map[*cverbs.SRQ]*SRQ
 	srqByOwn map[uint32]*SRQ
-	cmOwners map[*cverbs.CMID]any // rdma_cm id -> *EP, *CR, *PSP or *RSP
 	// The EPs the progress watchdog looks at: those whose watch was armed
 	// with a budget, until a later connection disarms it or the EP is
-	// freed (watchdog.go).
+	// freed (watchdog.go). A slice, not a map: the watchdog walks it
+	// every tick.
 	watchMu sync.Mutex
-	watched map[*EP]struct{}
+	watched []*EP
 }
 
 // maxAsyncEVDQLen bounds the asynchronous EVD of a device that does not

@@ -47,6 +47,9 @@ type stallWatch struct {
 	busy    bool          // DTOs were outstanding at the last look
 	at      ringMark      // where the queue was when the watch began
 	stalled time.Duration // how long the head has not moved
+	// slot is the EP's index in IA.watched plus one, 0 when it is not
+	// there; under the IA's watchMu.
+	slot int
 }
 
 // armWatch sets the EP's stall budget from its queue pair's retry count and
@@ -96,14 +99,21 @@ func (ep *EP) armWatch() {
 // what all the IA's do.
 func (ep *EP) setWatched(on bool) {
 	ia := ep.ia
+	w := &ep.watch
 	ia.watchMu.Lock()
-	if on {
-		if ia.watched == nil {
-			ia.watched = map[*EP]struct{}{}
-		}
-		ia.watched[ep] = struct{}{}
-	} else if ia.watched != nil {
-		delete(ia.watched, ep)
+	switch {
+	case on && w.slot == 0:
+		ia.watched = append(ia.watched, ep)
+		w.slot = len(ia.watched)
+	case !on && w.slot != 0:
+		// The last EP takes its place.
+		last := len(ia.watched) - 1
+		moved := ia.watched[last]
+		ia.watched[w.slot-1] = moved
+		moved.watch.slot = w.slot
+		ia.watched[last] = nil
+		ia.watched = ia.watched[:last]
+		w.slot = 0
 	}
 	ia.watchMu.Unlock()
 }
@@ -138,7 +148,7 @@ func (ia *IA) watchProgress(ctx context.Context, wg *sync.WaitGroup) {
 func (ia *IA) watchedEPs(eps []*EP) []*EP {
 	ia.watchMu.Lock()
 	defer ia.watchMu.Unlock()
-	for ep := range ia.watched {
+	for _, ep := range ia.watched {
 		if ep.watch.budget.Load() != 0 && !ep.freed.Load() {
 			eps = append(eps, ep)
 		}

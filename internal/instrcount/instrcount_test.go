@@ -272,6 +272,24 @@ func TestRecordedSample(t *testing.T) {
 	}
 }
 
+// Tool c counts the whole process: the trimmed dapltest profiles' totals
+// (the summary line), not the throughput loop that tool dapl takes.
+func TestWholeProcess(t *testing.T) {
+	f1 := filepath.Join("testdata", "write_64.dapl.client.2000.1.out")
+	f2 := filepath.Join("testdata", "write_64.dapl.client.10000.1.out")
+	r, err := loadRun("c", f1, "")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7270832), r.Count)
+	require.NotNil(t, r.Profile)
+	var out strings.Builder
+	require.NoError(t, cmdPair([]string{"-tool", "c", "-top", "3", "2000", f1, "10000", f2}, &out))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	// The count, then the top functions, without udapl's split.
+	assert.Equal(t, "c: 7270832 instructions at N=2000, 21758925 at N=10000: 1811.0 per operation", lines[0])
+	assert.Len(t, lines, 4)
+	assert.NotContains(t, out.String(), "sum")
+}
+
 // The report over the sample, as scripts/bench-instr.sh lays it out.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()

@@ -9,9 +9,10 @@
 //	    the tables of a bench-instr run (DIR: the profiles and env.txt of
 //	    scripts/bench-instr-vm.sh); printed, or with -md written into that
 //	    file as its first section (the rest of the file is kept)
-//	instrcount pair -tool udapl|dapl|perftest [-dapl VERSION] [-top K] N1 FILE1 N2 FILE2
-//	    one process's count per operation, with (udapl) the split and the
-//	    K functions that cost the most per operation
+//	instrcount pair -tool udapl|dapl|perftest|c [-dapl VERSION] [-top K] N1 FILE1 N2 FILE2
+//	    one process's count per operation, with (udapl) the split and
+//	    (udapl, c) the K functions that cost the most per operation; c is
+//	    a C program's whole process (dtestcm: scripts/cm-instr.sh)
 //	instrcount splice -md FILE -from OLD
 //	    puts OLD's instruction section into FILE (as its first section,
 //	    replacing one FILE has): scripts/bench.sh keeps it across
@@ -63,7 +64,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage: instrcount report -dir DIR [-md FILE]
-       instrcount pair -tool udapl|dapl|perftest [-dapl VERSION] [-top K] N1 FILE1 N2 FILE2
+       instrcount pair -tool udapl|dapl|perftest|c [-dapl VERSION] [-top K] N1 FILE1 N2 FILE2
        instrcount splice -md FILE -from OLD
        instrcount trim -tool udapl|dapl|perftest IN1 IN2 OUT1 OUT2
        instrcount guard -budget FILE N1 FILE1 N2 FILE2`)
@@ -72,9 +73,9 @@ func usage() {
 
 func cmdPair(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("pair", flag.ExitOnError)
-	tool := fs.String("tool", "udapl", "udapl, dapl or perftest")
+	tool := fs.String("tool", "udapl", "udapl, dapl, perftest or c")
 	dapl := fs.String("dapl", "2.1.10.1.f1e05b7a-3+b1", "dapl2-utils version (which build of dapltest)")
-	top := fs.Int("top", 25, "functions to list (udapl)")
+	top := fs.Int("top", 25, "functions to list (udapl, c)")
 	fs.Parse(args)
 	if fs.NArg() != 4 {
 		return fmt.Errorf("pair: want N1 FILE1 N2 FILE2")
@@ -100,14 +101,16 @@ func cmdPair(args []string, w io.Writer) error {
 	if r1.Profile == nil {
 		return nil
 	}
-	s1, s2 := split(r1.Profile), split(r2.Profile)
-	var sum float64
-	for _, c := range categories {
-		v := perOp(s1[c], s2[c], n1, n2)
-		sum += v
-		fmt.Fprintf(w, "  %-48s %8.2f\n", c, v)
+	if *tool == "udapl" {
+		s1, s2 := split(r1.Profile), split(r2.Profile)
+		var sum float64
+		for _, c := range categories {
+			v := perOp(s1[c], s2[c], n1, n2)
+			sum += v
+			fmt.Fprintf(w, "  %-48s %8.2f\n", c, v)
+		}
+		fmt.Fprintf(w, "  %-48s %8.1f\n", "sum", sum)
 	}
-	fmt.Fprintf(w, "  %-48s %8.1f\n", "sum", sum)
 	for i, d := range funcDeltas(r1.Profile, r2.Profile, n1, n2) {
 		if i == *top {
 			break

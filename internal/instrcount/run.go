@@ -11,7 +11,7 @@ import (
 // profile the split comes from.
 type Run struct {
 	Count   int64
-	Profile *Profile // udapl: without the monitor thread
+	Profile *Profile // udapl: without the monitor thread; c: the process
 	Loop    string   // perftest: the measurement loop's function
 	Posts   int64    // dapl: the posts of the throughput loop
 	// MonitorTotals: udapl, the monitor thread's instructions (left out)
@@ -58,6 +58,13 @@ func loadRun(tool, path, daplVersion string) (*Run, error) {
 		}
 		chargeLines(merged)
 		return &Run{Count: c, Profile: merged, MonitorTotals: mon}, nil
+	case "c":
+		// A C program's whole process, every thread in the one file.
+		p, err := ReadProfile(path)
+		if err != nil {
+			return nil, err
+		}
+		return &Run{Count: p.Totals, Profile: p}, nil
 	case "perftest":
 		p, err := ReadProfile(path)
 		if err != nil {
@@ -79,7 +86,7 @@ func loadRun(tool, path, daplVersion string) (*Run, error) {
 		}
 		return &Run{Count: c, Posts: posts}, nil
 	}
-	return nil, fmt.Errorf("unknown tool %q (udapl, dapl or perftest)", tool)
+	return nil, fmt.Errorf("unknown tool %q (udapl, dapl, perftest or c)", tool)
 }
 
 // exists: a profile (or a Go program's first thread's) is there.
