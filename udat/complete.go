@@ -104,7 +104,9 @@ func (e *EVD) deliverOther(wc *cverbs.WC) {
 	}
 	status := dtoStatus(wc.Status)
 	deviceFlush := false // flushed, though the library flushed nothing
-	if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
+	if ia.interruptedByQPError(wc.Status) {
+		status = DTOErrFlushed
+	} else if kind != wrKindSend && (wc.Status == cverbs.WCLocQPOpErr || wc.Status == cverbs.WCRemInvReqErr) {
 		// dat_ep_post_recv: "If the size of an incoming message is larger
 		// than the size of the local_iov, the reported status ... is
 		// DAT_DTO_LENGTH_ERROR." Some devices (Soft-RoCE among them)

@@ -16,6 +16,17 @@ import (
 // ibTransport reports whether the IA's device is InfiniBand or RoCE.
 func (ia *IA) ibTransport() bool { return ia.transport == cverbs.TransportIB }
 
+// interruptedByQPError reports whether a completion status is an iWARP
+// device's report of the DTO it was carrying out when its QP entered the
+// error state: soft-iWARP ends that DTO with a local QP operation error and
+// the others with a flush, whether the library moved the QP (the EP freed or
+// disconnected) or the stream ended (a peer's disconnect, a lost link). It
+// reports its own local errors otherwise (length, protection), so the DTO
+// was flushed like the others, as on InfiniBand.
+func (ia *IA) interruptedByQPError(s cverbs.WCStatus) bool {
+	return s == cverbs.WCLocQPOpErr && !ia.ibTransport()
+}
+
 // hasUD reports whether the device has UD QPs, and so UD EPs and UD
 // connection requests (RDMA_PS_UDP).
 func (ia *IA) hasUD() bool { return ia.ibTransport() }
