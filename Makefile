@@ -103,10 +103,13 @@ test-vm: deps
 	$(GO) run ./internal/cmd/testsummary -failed-output rxe/6.1=/tmp/udapl-test-vm.json
 
 # The race detector over the packages whose tests post concurrently, on
-# Soft-RoCE and on soft-iWARP (whose flushes udat generates itself).
+# Soft-RoCE and on soft-iWARP (whose flushes udat generates itself), under
+# Linux 6.1 and 6.12 (whose Soft-RoCE completes from a work queue).
 test-race: deps
 	$(GO) test -count=1 -p 1 -race -timeout 30m -exec $(VMEXEC) ./cverbs/ ./udat/
 	UDAPL_RDMA=siw $(GO) test -count=1 -p 1 -race -timeout 30m $(devargs_siw) -exec $(VMEXEC) ./cverbs/ ./udat/
+	UDAPL_KERNEL=6.12 $(GO) test -count=1 -p 1 -race -timeout 30m -exec $(VMEXEC) ./cverbs/ ./udat/
+	UDAPL_KERNEL=6.12 UDAPL_RDMA=siw $(GO) test -count=1 -p 1 -race -timeout 30m $(devargs_siw) -exec $(VMEXEC) ./cverbs/ ./udat/
 
 # The cross-host tests (./crosshost) in the pair of VMs of scripts/vmpair.sh:
 # A runs the tests, B the peer agent; the host carries out the faults. No
