@@ -32,8 +32,12 @@ type cgoEventChannel struct {
 	closed atomic.Bool
 	nids   atomic.Int64 // live ids on the channel
 	// ce is where next copies an event: C memory, so that no cgo
-	// pointer check looks at it, used under the waiter's turn.
+	// pointer check looks at it, used under take.
 	ce *C.struct_cverbs_cm_event
+	// take is held while an event is taken (GetEvent), or taken and
+	// handled (Serve, Poll): whoever takes them, the events are handled
+	// one at a time, in order.
+	take sync.Mutex
 }
 
 // NewEventChannel creates an rdma_cm event channel.
@@ -107,7 +111,9 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 	var ev CMEvent
 	var evErr error
 	err = ch.w.wait(ctx, op, func() bool {
+		ch.take.Lock()
 		ok, err := ch.next(cch, &ev)
+		ch.take.Unlock()
 		evErr = err
 		return ok || err != nil
 	})
@@ -144,8 +150,13 @@ func (ch *EventChannel) Serve(ctx context.Context, handle func(CMEvent)) error {
 		got   bool
 		evErr error
 	)
+	// take is held from the event's taking to the end of its handling.
 	try := func(uintptr) bool {
+		ch.take.Lock()
 		got, evErr = ch.next(cch, &ev)
+		if !got {
+			ch.take.Unlock()
+		}
 		return got || evErr != nil
 	}
 	for {
@@ -162,9 +173,46 @@ func (ch *EventChannel) Serve(ctx context.Context, handle func(CMEvent)) error {
 			return evErr
 		}
 		handle(ev)
+		ch.take.Unlock()
 		ev = CMEvent{}
 		if evErr != nil {
 			return evErr // its ack failed: the channel is not sound
+		}
+	}
+}
+
+// Poll hands the events already on the channel to handle, in order,
+// without waiting, in the caller's goroutine, and returns how many it
+// handled. A goroutine that polls for them without blocking needs then no
+// other goroutine to run (Serve's, which the runtime wakes only when it
+// polls the network: with every P busy polling, as late as the scheduler
+// preempts one). It returns 0 at once when another goroutine is taking
+// events (Serve or Poll), which handles them, and when the channel is
+// closed or an event cannot be taken (Serve then returns that error).
+func (ch *EventChannel) Poll(handle func(CMEvent)) int {
+	if ch == nil || !ch.take.TryLock() {
+		return 0
+	}
+	defer ch.take.Unlock()
+	for n := 0; ; n++ {
+		// Not RLock: Serve may hold the read lock while it waits for
+		// take, and a Close waiting for the lock would hold up RLock.
+		if !ch.mu.TryRLock() {
+			return n
+		}
+		if ch.ch == nil || ch.closed.Load() {
+			ch.mu.RUnlock()
+			return n
+		}
+		var ev CMEvent
+		ok, err := ch.next(ch.ch, &ev)
+		ch.mu.RUnlock()
+		if !ok {
+			return n
+		}
+		handle(ev)
+		if err != nil {
+			return n + 1
 		}
 	}
 }
@@ -173,7 +221,7 @@ func (ch *EventChannel) Serve(ctx context.Context, handle func(CMEvent)) error {
 // false when there is none (EAGAIN, err nil) or when it could not be
 // taken (err); with ok, err is set when its ack failed. An event of an id
 // closed after the event was taken is skipped. Caller holds ch.mu (read)
-// and the waiter's turn, which the event buffer goes with.
+// and take, which the event buffer goes with.
 func (ch *EventChannel) next(cch *C.struct_rdma_event_channel, ev *CMEvent) (ok bool, err error) {
 	ce := ch.ce
 	for {

@@ -24,3 +24,6 @@ func (id *CMID) ResolveRouteACK(ackTimeout uint8, timeout time.Duration) error {
 
 // ConnectQP fails with ErrUnsupported in this build.
 func (id *CMID) ConnectQP(qp *QP, p ConnParam) error { return unsupported("rdma_connect") }
+
+// Poll handles nothing in this build.
+func (ch *EventChannel) Poll(handle func(CMEvent)) int { return 0 }

@@ -887,6 +887,37 @@ func TestCMReject(t *testing.T) {
 	require.True(t, bytes.HasPrefix(ev.PrivateData, []byte("go away")), "%q", ev.PrivateData)
 }
 
+// Poll hands the events already on the channel to its handler, in the
+// caller's goroutine, without waiting: the address and route resolutions
+// of an id, each polled for until it is there; with none pending it
+// handles nothing and returns 0.
+func TestCMPoll(t *testing.T) {
+	devtest.Require(t)
+	ch := newChannel(t)
+	require.Zero(t, ch.Poll(func(CMEvent) { t.Error("an event where none was due") }))
+	id, err := ch.CreateID()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, id.Close()) })
+	ip := netip.MustParseAddr(testIP)
+	var got []CMEvent
+	pollFor := func(want CMEventType) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			ch.Poll(func(ev CMEvent) { got = append(got, ev) })
+			return len(got) > 0
+		}, waitTimeout, time.Millisecond, "%v", want)
+		require.Len(t, got, 1)
+		require.Equal(t, want, got[0].Type)
+		require.Same(t, id, got[0].ID)
+		got = got[:0]
+	}
+	require.NoError(t, id.ResolveAddr(netip.AddrPortFrom(ip, 0), netip.AddrPortFrom(ip, 7493), 5*time.Second))
+	pollFor(CMEventAddrResolved)
+	require.NoError(t, id.ResolveRoute(5*time.Second))
+	pollFor(CMEventRouteResolved)
+	require.Zero(t, ch.Poll(func(CMEvent) { t.Error("an event where none was due") }))
+}
+
 func TestCMGetEventDeadline(t *testing.T) {
 	devtest.Require(t)
 	ch := newChannel(t)

@@ -174,6 +174,43 @@ func TestBlockedConnectDelaysNothing(t *testing.T) {
 	requireEmpty(t, crEVD) // neither request was sent
 }
 
+// A dequeue from an EVD that takes connection events or requests takes
+// the IA's pending rdma_cm events itself (IA.pollCM): a program that polls
+// it without blocking needs no other goroutine to run, where the IA's CM
+// goroutine would wait, with every P busy polling, for the scheduler to
+// preempt one (up to 10 ms per event). Here that goroutine is stopped, and
+// a connection is made by dequeues alone: request, accept, ESTABLISHED on
+// both sides.
+func TestDequeueTakesCMEvents(t *testing.T) {
+	ia := openIA(t)
+	pz := mustPZ(t, ia)
+	c := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	s := newSide(t, ia, pz, pairOpts{}, nil, nil)
+	_, crEVD, q := listenPSP(t, ia)
+	ia.cancel()
+	ia.loops.Wait() // the IA's goroutines, its CM goroutine among them
+	poll := func(e *EVD, want EventNumber) Event {
+		t.Helper()
+		var ev Event
+		var err error
+		require.Eventually(t, func() bool {
+			err = e.DequeueInto(&ev)
+			return err != ErrQueueEmpty
+		}, 10*time.Second, 100*time.Microsecond, "%v by dequeues alone", want)
+		require.NoError(t, err)
+		require.Equal(t, want, ev.Number)
+		return ev
+	}
+	require.NoError(t, c.ep.Connect(ia.Address(), q, waitUS, []byte("hello"), QoSBestEffort, ConnectDefault))
+	ev := poll(crEVD, EventConnectionRequest)
+	require.NoError(t, ev.CR.CR.Accept(s.ep, nil))
+	poll(c.conn, EventConnectionEstablished)
+	poll(s.conn, EventConnectionEstablished)
+	require.NoError(t, c.ep.Disconnect(CloseAbruptFlag))
+	poll(c.conn, EventConnectionDisconnected)
+	poll(s.conn, EventConnectionDisconnected)
+}
+
 // An address nobody answers for is DAT_CONNECTION_EVENT_UNREACHABLE, or
 // DAT_CONNECTION_EVENT_TIMED_OUT when the connect timeout comes first (on a
 // dummy interface, address resolution succeeds and the request goes

@@ -130,6 +130,12 @@
 // (OFA DAPL), so a Go program and a C uDAPL program connect to each other: see
 // ConnQualPort and the notes in connect.go.
 //
+// The IA's goroutine takes the rdma_cm events as they come. A dequeue that
+// finds empty an EVD of connection events or requests (and no completions)
+// takes the pending ones itself: a loop that polls such an EVD without
+// blocking needs no other goroutine to run, where, with every P busy
+// polling, the IA's would wait for the scheduler to preempt one.
+//
 // A dead peer or a broken link is noticed: an EP resends an unacknowledged
 // packet after its ACK timeout and gives up after RetryCount resends in a
 // row, so the first outstanding DTO fails with DTOErrTransport, the others

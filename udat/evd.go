@@ -49,6 +49,10 @@ type EVD struct {
 	counts     evdCounts
 
 	waiting atomic.Bool
+	// takesCM: the EVD takes connection events or connection requests
+	// and no completions; a dequeue that finds it empty has the IA's
+	// pending rdma_cm events handled (pollOther).
+	takesCM bool
 }
 
 const validEVDFlags = EVDSoftwareFlag | EVDCRFlag | EVDDTOFlag | EVDConnectionFlag | EVDRMRBindFlag | EVDAsyncFlag
@@ -84,6 +88,7 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags) (*EVD, error) {
 func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 	const op = "dat_evd_create"
 	e := &EVD{object: liveObject(), ia: ia, flags: flags, qlen: qlen, q: make([]Event, qlen)}
+	e.takesCM = flags&(EVDConnectionFlag|EVDCRFlag) != 0 && flags&(EVDDTOFlag|EVDRMRBindFlag) == 0
 	if flags&(EVDDTOFlag|EVDRMRBindFlag) != 0 {
 		ch, err := ia.vctx.NewCompChannel()
 		if err != nil {
@@ -462,10 +467,10 @@ func (e *EVD) DequeueEvents(evs []Event) (int, error) {
 // next call, since a queued event is written twice, here and when popped;
 // a single event polls ahead, as many as the queue holds, since popping
 // the next one costs less than polling for it. It returns how many it
-// wrote. Caller holds mu.
+// wrote. Caller holds mu, which pollOther releases for a while.
 func (e *EVD) pollEvents(evs []Event) int {
 	if e.aborted || e.cq == nil || e.scq != nil {
-		e.pollLocked()
+		e.pollOther()
 		return 0
 	}
 	wc := e.wc
@@ -481,6 +486,20 @@ func (e *EVD) pollEvents(evs []Event) int {
 		e.deliver(wc[k:got])
 	}
 	return k
+}
+
+// pollOther is pollEvents for an EVD without the one CQ it takes events
+// from in place: it queues what the CQs hold and, for an EVD that takes
+// rdma_cm events (takesCM), has the IA's pending ones handled
+// (IA.pollCM), which queues them here. It releases mu meanwhile, since
+// handling an event takes it. Caller holds mu.
+func (e *EVD) pollOther() {
+	e.pollLocked()
+	if e.takesCM {
+		e.mu.Unlock()
+		e.ia.pollCM()
+		e.mu.Lock()
+	}
 }
 
 // dequeueError is the error of a DequeueInto that got a bad handle or a nil

@@ -704,6 +704,13 @@ func (ia *IA) maxMessageSize() uint64 {
 	return 1 << 31
 }
 
+// pollCM hands the rdma_cm events already on the IA's channel to
+// dispatchCM in the caller's goroutine, as a dequeue from an EVD that
+// takes them does first: a program that polls that EVD without blocking
+// would otherwise leave the IA's CM goroutine (serveLoop) no P to run on
+// until the scheduler preempts it, as late as 10 ms after the event.
+func (ia *IA) pollCM() { ia.ech.Poll(ia.dispatchCM) }
+
 // serveLoop runs serve until ctx ends. The IA runs one for its rdma_cm
 // events (EventChannel.Serve; dispatchCM hands each to its EP, CR or
 // service point) and one for the device's asynchronous events
