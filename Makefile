@@ -42,7 +42,7 @@ PAIREXEC := $(CURDIR)/scripts/vmpairexec
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: all deps build build-other vet test soak test-host guard test-vm test-race test-2host test-2host-siw test-siw test-612 test-siw-612 test-2host-612 test-summary demo bench bench-instr clean
+.PHONY: all deps build build-other vet test soak test-host guard test-vm test-race test-2host test-2host-siw test-siw test-612 test-siw-612 test-2host-612 test-2host-siw-612 test-summary demo bench bench-instr clean
 
 all: build
 
@@ -133,7 +133,7 @@ soak: deps
 test-soak:
 	$(MAKE) soak SOAK=60s
 
-test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-2host-612 test-soak test-612 test-siw test-siw-612 test-summary
+test: vet build-other test-host guard test-vm test-race test-2host test-2host-siw test-2host-612 test-2host-siw-612 test-soak test-612 test-siw test-siw-612 test-summary
 
 # The table of every device run of make test, one row per run and package.
 test-summary:
@@ -177,6 +177,10 @@ test-siw test-612 test-siw-612: test-%: deps
 # and says so (UDAPL_PAIR_PANIC_RETRY, scripts/vmpair.sh).
 test-2host-612: deps
 	UDAPL_KERNEL=6.12 UDAPL_PAIR_PANIC_RETRY=1 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
+
+# The same on soft-iWARP under 6.12.
+test-2host-siw-612: deps
+	UDAPL_KERNEL=6.12 UDAPL_RDMA=siw UDAPL_PAIR_PANIC_RETRY=1 UDAPL_PAIR_REQUIRED=1 $(GO) test -count=1 -p 1 -timeout 30m -v -exec $(PAIREXEC) ./crosshost/
 
 # RDMA=siw: the demo in the VM over siw0 instead of rxe0.
 demo: deps
