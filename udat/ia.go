@@ -705,10 +705,11 @@ func (ia *IA) maxMessageSize() uint64 {
 }
 
 // pollCM hands the rdma_cm events already on the IA's channel to
-// dispatchCM in the caller's goroutine, as a dequeue from an EVD that
-// takes them does first: a program that polls that EVD without blocking
-// would otherwise leave the IA's CM goroutine (serveLoop) no P to run on
-// until the scheduler preempts it, as late as 10 ms after the event.
+// dispatchCM in the caller's goroutine, as a dequeue does that finds empty
+// an EVD that takes them (EVD.pollOther): a program that polls that EVD
+// without blocking would otherwise leave the IA's CM goroutine (serveLoop)
+// no P to run on until the scheduler preempts it, as late as 10 ms after
+// the event.
 func (ia *IA) pollCM() { ia.ech.Poll(ia.dispatchCM) }
 
 // serveLoop runs serve until ctx ends. The IA runs one for its rdma_cm
