@@ -49,10 +49,13 @@ type EVD struct {
 	counts     evdCounts
 
 	waiting atomic.Bool
-	// takesCM: the EVD takes connection events or connection requests
-	// and no completions; a dequeue that finds it empty has the IA's
-	// pending rdma_cm events handled (pollOther).
-	takesCM bool
+}
+
+// takesCM reports whether the EVD takes connection events or connection
+// requests and no completions: a dequeue that finds it empty has the IA's
+// pending rdma_cm events handled (pollOther).
+func (e *EVD) takesCM() bool {
+	return e.flags&(EVDConnectionFlag|EVDCRFlag) != 0 && e.flags&(EVDDTOFlag|EVDRMRBindFlag) == 0
 }
 
 const validEVDFlags = EVDSoftwareFlag | EVDCRFlag | EVDDTOFlag | EVDConnectionFlag | EVDRMRBindFlag | EVDAsyncFlag
@@ -88,7 +91,6 @@ func (ia *IA) CreateEVD(qlen int, flags EVDFlags) (*EVD, error) {
 func newEVD(ia *IA, qlen int, flags EVDFlags) (*EVD, error) {
 	const op = "dat_evd_create"
 	e := &EVD{object: liveObject(), ia: ia, flags: flags, qlen: qlen, q: make([]Event, qlen)}
-	e.takesCM = flags&(EVDConnectionFlag|EVDCRFlag) != 0 && flags&(EVDDTOFlag|EVDRMRBindFlag) == 0
 	if flags&(EVDDTOFlag|EVDRMRBindFlag) != 0 {
 		ch, err := ia.vctx.NewCompChannel()
 		if err != nil {
@@ -495,7 +497,7 @@ func (e *EVD) pollEvents(evs []Event) int {
 // handling an event takes it. Caller holds mu.
 func (e *EVD) pollOther() {
 	e.pollLocked()
-	if e.takesCM {
+	if e.takesCM() {
 		e.mu.Unlock()
 		e.ia.pollCM()
 		e.mu.Lock()
