@@ -25,7 +25,7 @@ func openClient(cfg *config) (*client, error) {
 	if err != nil {
 		return nil, openError(cfg.device, err)
 	}
-	procsFor(ia)
+	procsFor(ia, cfg.op)
 	pz, err := ia.CreatePZ()
 	if err != nil {
 		ia.Close(udat.CloseAbruptFlag)

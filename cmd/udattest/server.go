@@ -42,7 +42,6 @@ func runServer(ctx context.Context, cfg *config, log io.Writer) error {
 	if err != nil {
 		return openError(cfg.device, err)
 	}
-	procsFor(ia)
 	defer ia.Close(udat.CloseAbruptFlag)
 	pz, err := ia.CreatePZ()
 	if err != nil {
