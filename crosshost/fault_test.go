@@ -150,6 +150,7 @@ func TestPeerHostDies(t *testing.T) {
 	for _, s := range []stream{{Kind: udat.DTOSend}, {Kind: udat.DTORDMAWrite, SRQ: true}, {Kind: udat.DTORDMARead}} {
 		t.Run(fmt.Sprintf("%s srq=%v", opName(s.Kind), s.SRQ), func(t *testing.T) {
 			skipUnpacedSends(t, s)
+			logCountersAtEnd(t) // a DTO that fails before the kill: why
 			src, _ := streamPair(t, s)
 			var killedAt time.Time
 			err := src.runFor(t, time.Minute, func() {
