@@ -8,6 +8,7 @@ package cverbs
 import "C"
 
 import (
+	"math"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -49,6 +50,7 @@ var sendOpcodes = [...]C.enum_ibv_wr_opcode{
 // and links the WRs.
 type sendQueue struct {
 	mu     sync.Mutex
+	mem    cArena // wrs, descs, sges and one
 	wrs    *C.struct_ibv_send_wr
 	descs  []C.struct_cverbs_send_desc
 	sges   []SGE
@@ -71,15 +73,40 @@ type sendQueue struct {
 // without (see the note in cverbs.h).
 func cuptr(p unsafe.Pointer) C.uintptr_t { return C.uintptr_t(uintptr(p)) }
 
-// callocSlice allocates n zeroed elements of type T in C memory, as a slice
-// (nil if the allocation failed).
-func callocSlice[T any](n int) []T {
-	var t T
-	p := C.calloc(C.size_t(max(n, 1)), C.size_t(unsafe.Sizeof(t)))
-	if p == nil {
-		return nil
+// cArena is one zeroed C allocation carved into a queue's arrays: a
+// calloc and a free are each a cgo call, so a queue makes one of each, not
+// one per array (connection setup creates and destroys a QP every time).
+type cArena struct {
+	size uint64 // not uintptr: a sum too large for C fails alloc, never wraps
+	base unsafe.Pointer
+}
+
+// reserve makes room for n elements of size bytes, 16-byte aligned, and
+// returns their offset. All reserves come before alloc.
+func (a *cArena) reserve(n int, size uintptr) uintptr {
+	off := (a.size + 15) &^ 15
+	a.size = off + uint64(max(n, 0))*uint64(size)
+	return uintptr(off)
+}
+
+// alloc allocates the room reserved, zeroed; false if C has no memory.
+func (a *cArena) alloc() bool {
+	if a.size > math.MaxInt/2 {
+		return false
 	}
-	return unsafe.Slice((*T)(p), max(n, 1))[:n]
+	a.base = C.calloc(1, C.size_t(max(a.size, 1)))
+	return a.base != nil
+}
+
+// free gives the memory back (nothing if alloc failed or never ran).
+func (a *cArena) free() {
+	C.free(a.base)
+	*a = cArena{}
+}
+
+// arenaSlice is the n elements of type T at offset off of a's memory.
+func arenaSlice[T any](a *cArena, off uintptr, n int) []T {
+	return unsafe.Slice((*T)(unsafe.Add(a.base, off)), n)
 }
 
 // copySGL copies the segments src into dst, the usual one without
@@ -93,27 +120,23 @@ func copySGL(dst, src []SGE) {
 	copy(dst, src)
 }
 
-// cfree frees the C memory behind a slice of callocSlice.
-func cfree[T any](s []T) {
-	if cap(s) > 0 {
-		C.free(unsafe.Pointer(unsafe.SliceData(s)))
-	}
-}
-
 func (q *sendQueue) alloc(depth, maxSGE int) bool {
-	q.wrs = (*C.struct_ibv_send_wr)(C.calloc(C.size_t(max(depth, 1)), C.sizeof_struct_ibv_send_wr))
-	q.descs = callocSlice[C.struct_cverbs_send_desc](depth)
-	q.sges = callocSlice[SGE](depth * maxSGE)
-	q.depth, q.maxSGE = depth, maxSGE
-	if q.wrs == nil || q.descs == nil || q.sges == nil {
-		q.free()
+	var a cArena
+	wrs := a.reserve(depth, C.sizeof_struct_ibv_send_wr)
+	descs := a.reserve(depth, C.sizeof_struct_cverbs_send_desc)
+	sges := a.reserve(depth*maxSGE, unsafe.Sizeof(SGE{}))
+	one := depth > 0 && maxSGE > 0 // the QP can take PostSendOne's request
+	oneOff := a.reserve(1, C.sizeof_struct_cverbs_one_wr)
+	if !a.alloc() {
 		return false
 	}
-	if depth > 0 && maxSGE > 0 {
-		if q.one = (*C.struct_cverbs_one_wr)(C.calloc(1, C.sizeof_struct_cverbs_one_wr)); q.one == nil {
-			q.free()
-			return false
-		}
+	q.mem = a
+	q.wrs = (*C.struct_ibv_send_wr)(unsafe.Add(a.base, wrs))
+	q.descs = arenaSlice[C.struct_cverbs_send_desc](&a, descs, depth)
+	q.sges = arenaSlice[SGE](&a, sges, depth*maxSGE)
+	q.depth, q.maxSGE = depth, maxSGE
+	if one {
+		q.one = (*C.struct_cverbs_one_wr)(unsafe.Add(a.base, oneOff))
 		q.one.wr.sg_list, q.one.wr.num_sge = &q.one.sge, 1
 	}
 	return true
@@ -121,10 +144,7 @@ func (q *sendQueue) alloc(depth, maxSGE int) bool {
 
 func (q *sendQueue) free() {
 	q.rxe.free()
-	C.free(unsafe.Pointer(q.wrs))
-	C.free(unsafe.Pointer(q.one))
-	cfree(q.descs)
-	cfree(q.sges)
+	q.mem.free()
 	q.wrs, q.one, q.descs, q.sges = nil, nil, nil, nil
 	q.depth, q.maxSGE = 0, 0
 }
@@ -346,6 +366,7 @@ func (b SendBatch) Cancel() { b.qp.sq.mu.Unlock() }
 // place; the C side links the WRs and points them at their SGEs.
 type recvQueue struct {
 	mu     sync.Mutex
+	mem    cArena // wrs and sges
 	wrs    []C.struct_ibv_recv_wr
 	sges   []SGE
 	depth  int
@@ -354,20 +375,22 @@ type recvQueue struct {
 }
 
 func (q *recvQueue) alloc(depth, maxSGE int) bool {
-	q.wrs = callocSlice[C.struct_ibv_recv_wr](depth)
-	q.sges = callocSlice[SGE](depth * maxSGE)
-	q.depth, q.maxSGE = depth, maxSGE
-	if q.wrs == nil || q.sges == nil {
-		q.free()
+	var a cArena
+	wrs := a.reserve(depth, C.sizeof_struct_ibv_recv_wr)
+	sges := a.reserve(depth*maxSGE, unsafe.Sizeof(SGE{}))
+	if !a.alloc() {
 		return false
 	}
+	q.mem = a
+	q.wrs = arenaSlice[C.struct_ibv_recv_wr](&a, wrs, depth)
+	q.sges = arenaSlice[SGE](&a, sges, depth*maxSGE)
+	q.depth, q.maxSGE = depth, maxSGE
 	return true
 }
 
 func (q *recvQueue) free() {
 	q.rxe = rxeRecv{}
-	cfree(q.wrs)
-	cfree(q.sges)
+	q.mem.free()
 	q.wrs, q.sges = nil, nil
 	q.depth, q.maxSGE = 0, 0
 }

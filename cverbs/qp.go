@@ -56,8 +56,21 @@ func qpInitAttr(op string, a *QPInitAttr, out *C.struct_ibv_qp_init_attr) error 
 		}
 		maxRecvWR, maxRecvSGE = 0, 0
 	}
-	C.cverbs_qp_init_attr(out, cs, cr, csrq, C.uint32_t(a.MaxSendWR), C.uint32_t(maxRecvWR),
-		C.uint32_t(a.MaxSendSGE), C.uint32_t(maxRecvSGE), C.uint32_t(a.MaxInline))
+	// Filled here, not by a C helper: a cgo call would cost a crossing
+	// and a pointer check for each of the four pointers.
+	*out = C.struct_ibv_qp_init_attr{
+		send_cq: cs,
+		recv_cq: cr,
+		srq:     csrq,
+		cap: C.struct_ibv_qp_cap{
+			max_send_wr:     C.uint32_t(a.MaxSendWR),
+			max_recv_wr:     C.uint32_t(maxRecvWR),
+			max_send_sge:    C.uint32_t(a.MaxSendSGE),
+			max_recv_sge:    C.uint32_t(maxRecvSGE),
+			max_inline_data: C.uint32_t(a.MaxInline),
+		},
+		qp_type: C.IBV_QPT_RC,
+	}
 	return nil
 }
 

@@ -412,27 +412,6 @@ static inline int cverbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	return rc;
 }
 
-static inline void cverbs_qp_init_attr(struct ibv_qp_init_attr *a,
-				       struct ibv_cq *scq, struct ibv_cq *rcq,
-				       struct ibv_srq *srq, uint32_t max_send_wr,
-				       uint32_t max_recv_wr,
-				       uint32_t max_send_sge,
-				       uint32_t max_recv_sge,
-				       uint32_t max_inline)
-{
-	memset(a, 0, sizeof(*a));
-	a->send_cq = scq;
-	a->recv_cq = rcq;
-	a->srq = srq;
-	a->cap.max_send_wr = max_send_wr;
-	a->cap.max_recv_wr = max_recv_wr;
-	a->cap.max_send_sge = max_send_sge;
-	a->cap.max_recv_sge = max_recv_sge;
-	a->cap.max_inline_data = max_inline;
-	a->qp_type = IBV_QPT_RC;
-	a->sq_sig_all = 0;
-}
-
 /* cverbs_modify_state moves qp to state without other attributes. */
 static inline int cverbs_modify_state(struct ibv_qp *qp, int state)
 {
