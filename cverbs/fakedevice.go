@@ -84,7 +84,7 @@ func NewFakeDevice(depth, maxSGE int, qpn uint32) (*FakeDevice, error) {
 		d.Close()
 		return nil, opErr("fake device", int(syscall.ENOMEM))
 	}
-	qp.sq.rxe = rxeSend{rxeQueue: d.sq, ssn: new(uint32), doorbell: C.calloc(1, C.CVERBS_RXE_DOORBELL_LEN),
+	qp.sq.rxe = rxeSend{rxeQueue: d.sq, ssn: new(uint32), doorbell: C.calloc(1, C.CVERBS_DOORBELL_LEN),
 		fd: null.Fd(), maxSGE: uint32(maxSGE), maxInline: fakeInline}
 	qp.rq.rxe = rxeRecv{rxeQueue: d.rq, maxSGE: uint32(maxSGE)}
 	return d, nil

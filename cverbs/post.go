@@ -329,8 +329,9 @@ func (q *sendQueue) place(i int, op SendOp, sgl []SGE) bool {
 // Post posts work requests 0 to n-1 with one ibv_post_send and gives the
 // send queue back. It returns how many were posted; when ibv_post_send
 // fails, that is the index of the bad WR and err wraps the errno. WRs the
-// provider queued although its doorbell failed (soft-iWARP, on a QP that
-// left RTS: cverbs_queued_all in cverbs.h) are posted: they complete.
+// provider queued although its doorbell failed (soft-iWARP:
+// cverbs_queued_all in cverbs.h) are posted, and rung again until the
+// kernel takes them or the QP leaves RTS: they complete.
 func (b SendBatch) Post(n int) (int, error) {
 	const op = "ibv_post_send"
 	qp, q := b.qp, &b.qp.sq

@@ -152,7 +152,7 @@ func copy32(dst, src unsafe.Pointer) {
 type rxeSend struct {
 	rxeQueue
 	ssn       *uint32        // librxe's send sequence counter (rdma-core 44); nil when its WQEs have none
-	doorbell  unsafe.Pointer // struct cverbs_rxe_doorbell, in C memory
+	doorbell  unsafe.Pointer // struct cverbs_doorbell, in C memory
 	fd        uintptr
 	maxSGE    uint32
 	maxInline uint32
@@ -368,9 +368,9 @@ func (s *rxeSend) publish(n int, numberedNext bool) {
 func (s *rxeSend) ring() syscall.Errno {
 	// RawSyscallNoError is the bare system call (syscall.RawSyscall wraps
 	// it twice): the kernel's result is the count or -errno.
-	n, _ := unix.RawSyscallNoError(unix.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_RXE_DOORBELL_LEN)
+	n, _ := unix.RawSyscallNoError(unix.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_DOORBELL_LEN)
 	switch {
-	case n == C.CVERBS_RXE_DOORBELL_LEN:
+	case n == C.CVERBS_DOORBELL_LEN:
 		return 0
 	case int(n) < 0:
 		return syscall.Errno(-int(n))

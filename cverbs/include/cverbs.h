@@ -17,11 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_cma.h>
 
 /*
@@ -58,16 +60,67 @@ struct cverbs_post_result {
  * no bad WR has queued. The verbs return a positive errno and point bad_wr
  * at the first WR not queued. libsiw (soft-iWARP) writes the WRs into the
  * send queue it shares with the kernel, then rings the kernel's doorbell
- * with a write(2); when that write fails (the QP left RTS: ENOTCONN) it
- * returns write's -1 and leaves bad_wr NULL, with every WR queued: the
- * kernel takes them the next time it looks at the queue (after the WR
- * before them, or at the flush of the QP's error state). A negative return
- * without a bad WR therefore means all n were posted; any other failure
- * without one, none.
+ * with a write(2); when that write fails (ENOTCONN) it returns write's -1
+ * and leaves bad_wr NULL, with every WR queued: the kernel takes them the
+ * next time it looks at the queue (after the WR before them, at a ring,
+ * or at the flush of the QP's error state; cverbs_ring_again makes sure
+ * one of these comes). A negative return without a bad WR therefore means
+ * all n were posted; any other failure without one, none.
  */
 static inline int cverbs_queued_all(int rc, int n)
 {
 	return rc < 0 ? n : 0;
+}
+
+/*
+ * A send queue's doorbell where the provider shares the queue with the
+ * kernel (rxe, siw): the kernel's POST_SEND command with no work requests,
+ * which has the kernel look at the queue.
+ */
+struct cverbs_doorbell {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send cmd;
+	struct ib_uverbs_post_send_resp resp;
+};
+
+enum { CVERBS_DOORBELL_LEN = sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_post_send) };
+
+static inline void cverbs_doorbell_init(struct cverbs_doorbell *db, struct ibv_qp *qp)
+{
+	memset(db, 0, sizeof(*db));
+	db->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	db->hdr.in_words = (sizeof(db->hdr) + sizeof(db->cmd)) / 4;
+	db->hdr.out_words = sizeof(db->resp) / 4;
+	db->cmd.response = (uintptr_t)&db->resp;
+	db->cmd.qp_handle = qp->handle;
+	db->cmd.wqe_size = sizeof(struct ibv_send_wr);
+}
+
+/*
+ * cverbs_ring_again rings the send doorbell of qp again after the
+ * provider's own ring failed with the WRs queued (cverbs_queued_all).
+ * soft-iWARP's kernel refuses a ring with ENOTCONN not only when the QP
+ * has left RTS but also, in RTS, while its state lock is taken for a
+ * moment elsewhere (siw_post_send's down_read_trylock). The WRs then wait
+ * for a ring that libsiw never gives: it rings only when the WR before
+ * them is done. So ring until the kernel takes it, the QP is no longer in
+ * RTS (its flush then completes the WRs), or a bound of tries passes.
+ */
+static inline void cverbs_ring_again(struct ibv_qp *qp)
+{
+	struct cverbs_doorbell db;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int i;
+
+	cverbs_doorbell_init(&db, qp);
+	for (i = 0; i < 1000; i++) {
+		if (write(qp->context->cmd_fd, &db, CVERBS_DOORBELL_LEN) == CVERBS_DOORBELL_LEN || errno != ENOTCONN)
+			return;
+		if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) != 0 || attr.qp_state != IBV_QPS_RTS)
+			return;
+		sched_yield();
+	}
 }
 
 /*
@@ -120,8 +173,10 @@ cverbs_post_send(uintptr_t qpp, uintptr_t wrsp, uintptr_t descp, uintptr_t sgesp
 	res.rc = ibv_post_send(qp, wrs, &bad);
 	if (res.rc != 0)
 		res.bad = bad ? (int)(bad - wrs) : cverbs_queued_all(res.rc, n);
-	if (res.rc != 0 && res.bad == n)
+	if (res.rc != 0 && res.bad == n) {
+		cverbs_ring_again(qp);
 		res.rc = 0;
+	}
 	return res;
 }
 
@@ -156,8 +211,10 @@ static inline int cverbs_post_send_one(uintptr_t qpp, uintptr_t one)
 	struct ibv_send_wr *bad = NULL;
 	int rc = ibv_post_send((struct ibv_qp *)qpp, &((struct cverbs_one_wr *)one)->wr, &bad);
 
-	if (rc != 0 && !bad && cverbs_queued_all(rc, 1) == 1)
-		return 0; /* queued: see cverbs_queued_all */
+	if (rc != 0 && !bad && cverbs_queued_all(rc, 1) == 1) {
+		cverbs_ring_again((struct ibv_qp *)qpp); /* queued: see cverbs_queued_all */
+		return 0;
+	}
 	return rc;
 }
 

@@ -71,19 +71,12 @@ struct cverbs_rxe_cq {
 	struct rxe_queue_buf *queue;
 };
 
-/* The doorbell: librxe's post_send_db, kept in C memory per QP. */
-struct cverbs_rxe_doorbell {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_post_send cmd;
-	struct ib_uverbs_post_send_resp resp;
-};
-
 /* What Go needs of a queue, and of a send queue's QP. */
 struct cverbs_rxe_queue {
 	void *buf;                  /* struct rxe_queue_buf */
 	unsigned int *ssn;          /* send queues: librxe's send sequence counter, if any */
 	enum ibv_qp_state *state;   /* QP receive queues: the QP's state */
-	struct cverbs_rxe_doorbell *doorbell; /* send queues */
+	struct cverbs_doorbell *doorbell; /* send queues: librxe's post_send_db, per QP */
 	uint32_t max_sge;
 	uint32_t max_inline;
 	int fd;
@@ -113,7 +106,6 @@ enum {
 	CVERBS_RXE_RECV_ID = offsetof(struct rxe_recv_wqe, wr_id),
 	CVERBS_RXE_RECV_DMA = offsetof(struct rxe_recv_wqe, dma),
 	CVERBS_RXE_RECV_SGE = offsetof(struct rxe_recv_wqe, dma.sge),
-	CVERBS_RXE_DOORBELL_LEN = sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_post_send),
 };
 
 /* The rdma-core releases whose librxe objects the mirrors above match. */
@@ -174,7 +166,7 @@ static inline int cverbs_rxe_send_queue(struct ibv_qp *qp, uint32_t max_sge, uin
 					struct cverbs_rxe_queue *out)
 {
 	struct cverbs_rxe_qp *r = (struct cverbs_rxe_qp *)qp;
-	struct cverbs_rxe_doorbell *db;
+	struct cverbs_doorbell *db;
 	size_t payload = (size_t)max_sge * sizeof(struct rxe_sge);
 
 	if (qp->qp_type != IBV_QPT_RC || !cverbs_is_rxe(qp->context) || r->sq.max_sge != max_sge ||
@@ -182,15 +174,10 @@ static inline int cverbs_rxe_send_queue(struct ibv_qp *qp, uint32_t max_sge, uin
 	    !cverbs_rxe_queue_ok(r->sq.queue, &r->sq_mmap_info,
 				 sizeof(struct rxe_send_wqe) + (payload > max_inline ? payload : max_inline)))
 		return 0;
-	db = calloc(1, sizeof(*db));
+	db = malloc(sizeof(*db));
 	if (!db)
 		return 0;
-	db->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	db->hdr.in_words = (sizeof(db->hdr) + sizeof(db->cmd)) / 4;
-	db->hdr.out_words = sizeof(db->resp) / 4;
-	db->cmd.response = (uintptr_t)&db->resp;
-	db->cmd.qp_handle = qp->handle;
-	db->cmd.wqe_size = sizeof(struct ibv_send_wr);
+	cverbs_doorbell_init(db, qp);
 	out->buf = r->sq.queue;
 	out->ssn = release < CVERBS_RXE_NO_SSN ? &r->ssn : NULL;
 	out->state = NULL;
