@@ -152,13 +152,10 @@ test-summary:
 # The whole go test -json output is in /tmp/udapl-test-RUN.json.
 # The examples open rxe0, as the documentation does, and several use IB
 # extensions that iWARP lacks: they run on Soft-RoCE (test-vm, test-612),
-# not on soft-iWARP. udattest's end-to-end tests run in test-siw and
-# test-612 too, not in test-siw-612: there 2 of its 12 performance runs
-# failed to connect (the active side's MPA reply handling ends in
-# CONNECT_ERROR, status -EINVAL, after the passive side accepted).
+# not on soft-iWARP. udattest's end-to-end tests run in each.
 devpkgs_siw      := ./udat/ ./cverbs/ ./cmd/udattest/
 devpkgs_612      := $(devpkgs_siw)
-devpkgs_siw-612  := ./udat/ ./cverbs/
+devpkgs_siw-612  := $(devpkgs_siw)
 devrun_siw       := UDAPL_RDMA=siw
 devrun_612       := UDAPL_KERNEL=6.12
 devrun_siw-612   := UDAPL_RDMA=siw UDAPL_KERNEL=6.12

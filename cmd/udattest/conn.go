@@ -413,11 +413,15 @@ func (c *conn) call(m *ctrl) (ctrl, error) {
 }
 
 // hello sends this side's data region triplet and -timeout and receives
-// the peer's.
-func (c *conn) hello() error {
-	ms := uint64((c.timeout + time.Millisecond - 1) / time.Millisecond) // 0 would mean "not said"
-	if err := c.sendCtrl(&ctrl{typ: msgHello, rmr: c.dataRMR(), a: ms}); err != nil {
-		return err
+// the peer's: the active side (the client) sends first, the passive side
+// answers. A passive side must not send first on iWARP: soft-iWARP's
+// active side fails a connection whose first data arrives before it has
+// taken the MPA reply (docs/migrating-from-c.md, "On iWARP").
+func (c *conn) hello(active bool) error {
+	if active {
+		if err := c.sendHello(); err != nil {
+			return err
+		}
 	}
 	m, err := c.recvCtrl()
 	if err != nil {
@@ -428,7 +432,16 @@ func (c *conn) hello() error {
 	}
 	c.peer = m.rmr
 	c.peerTimeout = time.Duration(min(m.a, uint64(math.MaxInt64/time.Millisecond))) * time.Millisecond
-	return nil
+	if active {
+		return nil
+	}
+	return c.sendHello()
+}
+
+// sendHello sends this side's hello: its data region triplet and -timeout.
+func (c *conn) sendHello() error {
+	ms := uint64((c.timeout + time.Millisecond - 1) / time.Millisecond) // 0 would mean "not said"
+	return c.sendCtrl(&ctrl{typ: msgHello, rmr: c.dataRMR(), a: ms})
 }
 
 // waitConnEvent waits for the next event on the connection EVD.

@@ -401,7 +401,7 @@ func TestEndToEndSilentClient(t *testing.T) {
 	require.NoError(t, c.postAllRecvs())
 	req := cl.request('P', cfg)
 	require.NoError(t, c.dial(cl.addr, port, &req))
-	require.NoError(t, c.hello())
+	require.NoError(t, c.hello(true))
 	assert.Equal(t, timeout, c.peerTimeout, "the server's hello gives its -timeout")
 	start := time.Now()
 	// Silent from here on.
@@ -465,7 +465,7 @@ func TestEndToEndSilentServer(t *testing.T) {
 			if _, err := c.waitConnEvent(); err != nil {
 				return err
 			}
-			if err := c.hello(); err != nil {
+			if err := c.hello(false); err != nil {
 				return err
 			}
 			// Silent until the client goes.

@@ -122,7 +122,7 @@ func runPerf(cfg *config, out io.Writer, showProgress bool) (*result, error) {
 	if err := c.dial(cl.addr, cfg.port, &req); err != nil {
 		return res, err
 	}
-	if err := c.hello(); err != nil {
+	if err := c.hello(true); err != nil {
 		return res, err
 	}
 

@@ -89,7 +89,7 @@ func runQuick(cfg *config, out io.Writer) (*result, error) {
 		return fmt.Sprintf("%d B sent, nonce %08x echoed", reqLen, req.nonce), nil
 	})
 	s.step("exchange RMR triplets", func() (string, error) {
-		if err := c.hello(); err != nil {
+		if err := c.hello(true); err != nil {
 			return "", err
 		}
 		ops += 2

@@ -212,7 +212,7 @@ func (s *server) serve(cr *udat.CR, req request) error {
 	if ev.Number != udat.EventConnectionEstablished {
 		return fmt.Errorf("the connection did not come up: %v", ev.Number)
 	}
-	if err := c.hello(); err != nil {
+	if err := c.hello(false); err != nil {
 		return err
 	}
 	if req.test == 'P' {

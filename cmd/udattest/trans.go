@@ -88,7 +88,7 @@ func transEP(cl *client, cfg *config, e int, rounds *atomic.Int64, p *progress) 
 	if err := c.dial(cl.addr, cfg.port, &req); err != nil {
 		return err
 	}
-	if err := c.hello(); err != nil {
+	if err := c.hello(true); err != nil {
 		return err
 	}
 	if c.peer.SegmentLength != uint32(size) {
