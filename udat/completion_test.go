@@ -533,6 +533,7 @@ func TestPostSendOverDeviceLimit(t *testing.T) {
 	if ia.portAttr.MaxMsgSize == 0 || ia.portAttr.MaxMsgSize > 64<<20 {
 		t.Logf("the device carries messages of %d bytes: faked at 8 MiB", ia.portAttr.MaxMsgSize)
 		ia.portAttr.MaxMsgSize = 8 << 20
+		ia.maxMsg = messageLimit(ia.portAttr)
 	}
 	limit := int(ia.portAttr.MaxMsgSize)
 	p := newPairIn(t, ia, mustPZ(t, ia), pairOpts{})

@@ -214,7 +214,8 @@ func (e *EVD) popLocked(ev *Event) {
 		// fifth of the 280-byte Event: *ev is made from it in place, not
 		// copied whole, and only its pointers are cleared.
 		ev.resetForDTO()
-		ev.Number, ev.EVD, ev.DTO = EventDTOCompletion, e, p.DTO
+		ev.Number, ev.EVD = EventDTOCompletion, e
+		ev.DTO = p.DTO // alone: in the assignment above it was copied aside first
 		p.EVD, p.DTO.EP = nil, nil
 	} else {
 		*ev = *p

@@ -33,6 +33,7 @@ type IA struct {
 	vctx     *cverbs.Context
 	devAttr  cverbs.DeviceAttr
 	portAttr cverbs.PortAttr
+	maxMsg   uint64 // maxMessageSize: read on every post
 	// cqResizable: the device can resize a CQ (soft-iWARP cannot); see
 	// cqsize.go.
 	cqResizable bool
@@ -158,6 +159,7 @@ func (ia *IA) readDevice(op string) (err error) {
 	if ia.portAttr, err = ia.vctx.QueryPort(ia.port); err != nil {
 		return verbsErr(op, err, InternalError)
 	}
+	ia.maxMsg = messageLimit(ia.portAttr)
 	if ia.netdev != "" {
 		ia.addr = ipv4Of(ia.netdev)
 	}
@@ -695,11 +697,15 @@ func (ia *IA) rdmaReadSGE() int {
 	return ia.devAttr.MaxSGE
 }
 
-// maxMessageSize is the largest DTO the device carries: the port's
-// max_msg_sz (2^31 bytes when the device does not say).
-func (ia *IA) maxMessageSize() uint64 {
-	if m := ia.portAttr.MaxMsgSize; m != 0 {
-		return uint64(m)
+// maxMessageSize is the largest DTO the device carries (messageLimit of
+// its port, kept at open).
+func (ia *IA) maxMessageSize() uint64 { return ia.maxMsg }
+
+// messageLimit is the largest DTO a port carries: its max_msg_sz (2^31
+// bytes when the device does not say).
+func messageLimit(p cverbs.PortAttr) uint64 {
+	if p.MaxMsgSize != 0 {
+		return uint64(p.MaxMsgSize)
 	}
 	return 1 << 31
 }

@@ -45,7 +45,7 @@ func newGuardRig(t *testing.T) *guardRig {
 	require.NoError(t, err)
 	t.Cleanup(dev.Close)
 
-	ia := &IA{object: liveObject(), lmrByKey: map[uint32]*LMR{}, epByQP: map[uint32]*EP{}}
+	ia := &IA{object: liveObject(), lmrByKey: map[uint32]*LMR{}, epByQP: map[uint32]*EP{}, maxMsg: messageLimit(cverbs.PortAttr{})}
 	pz := &PZ{object: liveObject(), ia: ia}
 	buf := make([]byte, 4096)
 	va := uint64(uintptr(unsafe.Pointer(&buf[0])))
