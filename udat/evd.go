@@ -393,13 +393,13 @@ func (e *EVD) Dequeue() (ev Event, err error) {
 // as it was when there is no event (ErrQueueEmpty) or an error. A nil ev is
 // DAT_INVALID_PARAMETER.
 func (e *EVD) DequeueInto(ev *Event) error {
-	if e == nil || ev == nil {
+	if e == nil || ev == nil || !e.made {
 		return e.dequeueError(ev)
 	}
-	// The handle is checked once, under mu: a freed EVD's mutex still
-	// works, and Free marks it freed under mu.
+	// Freed is checked under mu: a freed EVD's mutex still works, and Free
+	// marks it freed under mu. (made never changes.)
 	e.mu.Lock()
-	if e.dead() {
+	if e.freed.Load() {
 		e.mu.Unlock()
 		return e.dequeueError(ev)
 	}
