@@ -469,19 +469,29 @@ func (e *EVD) DequeueEvents(evs []Event) (int, error) {
 // more completions than evs holds and leaves the rest in the CQ for the
 // next call, since a queued event is written twice, here and when popped;
 // a single event polls ahead, as many as the queue holds, since popping
-// the next one costs less than polling for it. It returns how many it
-// wrote. Caller holds mu, which pollOther releases for a while.
+// the next one costs less than polling for it; when it gets more than one,
+// all are queued, in one run, and the caller pops the first (a run of one
+// into evs and another into the queue would cost a takeUsual more). It
+// returns how many it wrote into evs. Caller holds mu, which pollOther
+// releases for a while, and has found the queue empty.
 func (e *EVD) pollEvents(evs []Event) int {
 	if e.aborted || e.cq == nil || e.scq != nil {
 		e.pollOther()
 		return 0
 	}
+	// Empty, the queue may start anywhere: at the front, its free slots
+	// are one run for deliver (one takeUsual), not two around the end.
+	e.qhead = 0
 	wc := e.wc
 	if len(evs) > 1 && len(evs) < len(wc) {
 		wc = wc[:len(evs)]
 	}
 	got, err := e.cq.PollSerial(wc)
 	if err != nil || got <= 0 {
+		return 0
+	}
+	if got > 1 && len(evs) == 1 {
+		e.deliver(wc[:got])
 		return 0
 	}
 	k := e.takeUsual(wc[:got], evs)

@@ -109,6 +109,19 @@ func (g *guardRig) countRecvDequeue() error { return g.recv.DequeueInto(&g.ev) }
 //go:noinline
 func (g *guardRig) countEmptyDequeue() error { return g.evd.DequeueInto(&g.ev) }
 
+// WriteDeep is the pattern of udattest's throughput loop: RDMA writes
+// posted one by one and dequeued one by one, guardBatch of them
+// outstanding, so that the first dequeue polls them all and the others
+// take them from the EVD's queue.
+
+//go:noinline
+func (g *guardRig) countWriteDeepPost(cookie uint64) error {
+	return g.ep.PostRDMAWrite(g.iov, cookie, g.remote, CompletionDefault)
+}
+
+//go:noinline
+func (g *guardRig) countWriteDeepDequeue() error { return g.evd.DequeueInto(&g.ev) }
+
 //go:noinline
 func (g *guardRig) countWrite16Post() (int, error) { return g.ep.PostRequests(g.reqs) }
 
@@ -187,6 +200,18 @@ func TestInstrGuardRounds(t *testing.T) {
 				require.NoError(t, g.evd.DequeueInto(&peer))
 				g.checkEvent(t, &peer, DTOSend, 0)
 			}
+		}
+	}
+	for range rounds {
+		first := cookie + 1
+		for range guardBatch {
+			cookie++
+			require.NoError(t, g.countWriteDeepPost(cookie))
+		}
+		g.complete(t, guardBatch)
+		for i := range uint64(guardBatch) {
+			require.NoError(t, g.countWriteDeepDequeue())
+			g.checkEvent(t, &g.ev, DTORDMAWrite, first+i)
 		}
 	}
 	for range rounds {
