@@ -87,9 +87,12 @@ build-other:
 	CGO_ENABLED=0 $(GO) test -count=1 ./udat/ ./cverbs/
 
 # Unit tests that need no device, on this host. Device tests skip here, and
-# only here: UDAPL_HOST_ONLY=1 marks the run as host-only.
+# only here: UDAPL_HOST_ONLY=1 marks the run as host-only. Then udat's tests
+# over cverbs.FakeDevice (the udapl_fakedevice tag: the guard's rounds
+# without callgrind, a provider that refuses posts).
 test-host: deps
 	UDAPL_HOST_ONLY=1 $(GO) test -count=1 $(PKGS)
+	UDAPL_HOST_ONLY=1 $(GO) test -count=1 -tags udapl_fakedevice -run 'InstrGuard|Refused' ./udat/
 
 # The instruction guard (scripts/instr-guard.sh): no device, no VM.
 guard: deps

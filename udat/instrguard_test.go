@@ -40,8 +40,15 @@ type guardRig struct {
 const guardBatch = 16
 
 func newGuardRig(t *testing.T) *guardRig {
-	const depth, qpn, lkey = 64, 0x11, 0x1234
-	dev, err := cverbs.NewFakeDevice(depth+1, DefaultEPAttr().MaxRequestIOV, qpn) // and a flush marker
+	const depth = 64
+	return newFakeRig(t, depth, depth+1) // and a flush marker
+}
+
+// newFakeRig is a guardRig whose EP and EVDs take depth DTOs and whose
+// fake device's queues devDepth work requests.
+func newFakeRig(t *testing.T, depth, devDepth int) *guardRig {
+	const qpn, lkey = 0x11, 0x1234
+	dev, err := cverbs.NewFakeDevice(devDepth, DefaultEPAttr().MaxRequestIOV, qpn)
 	require.NoError(t, err)
 	t.Cleanup(dev.Close)
 

@@ -35,20 +35,30 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	r := ep.sq
 	r.mu.Lock()
 	// made is known for both: freed alone says whether Free came since.
-	if ep.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
+	if ep.freed.Load() || l.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
 		return ep.postSlow(op, iov, cookie, remote, flags)
 	}
 	signaled := flags == CompletionDefault
 	seq := r.reserve(cookie, uint64(n), op, signaled)
-	if l.freed.Load() || ep.qp.PostSendOne(r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
-		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext) != nil {
-		r.unreserve()
-		r.mu.Unlock()
-		return ep.postSlow(op, iov, cookie, remote, flags)
+	if err := ep.qp.PostSendOne(r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
+		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext); err != nil {
+		return r.refused(o.name, err)
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// refused gives back the slot of a usual DTO the provider refused, unlocks
+// the ring and returns the error of DAT call name, as postRequests and
+// postRecvs report a refused post: the DTO passed every check, so taken
+// through them again it would meet the same refusal (or, after a doorbell
+// that failed, be posted twice). Caller holds r.mu and has reserved the
+// slot.
+func (r *fifoRing) refused(name string, err error) error {
+	r.unreserve()
+	r.mu.Unlock()
+	return verbsErr(name, err, InsufficientResources)
 }
 
 // postSlow posts a send, RDMA write or RDMA read that postFast does not
@@ -193,16 +203,14 @@ func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) e
 	r := ep.rq
 	r.mu.Lock()
 	// Receives on a DISCONNECTED EP are flushed at post: postRecvs.
-	if ep.freed.Load() || r.flushing || r.full() || ep.getState() == EPStateDisconnected {
+	if ep.freed.Load() || l.freed.Load() || r.flushing || r.full() || ep.getState() == EPStateDisconnected {
 		r.mu.Unlock()
 		return ep.recvSlow(iov, cookie, flags)
 	}
 	seq := r.reserve(cookie, uint64(t.SegmentLength), DTOReceive, true)
-	if l.freed.Load() || ep.qp.PostRecvOne(r.wrid(seq),
-		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}) != nil {
-		r.unreserve()
-		r.mu.Unlock()
-		return ep.recvSlow(iov, cookie, flags)
+	if err := ep.qp.PostRecvOne(r.wrid(seq),
+		cverbs.SGE{Addr: t.VirtualAddress, Length: t.SegmentLength, LKey: t.LMRContext}); err != nil {
+		return r.refused(recvOp, err)
 	}
 	r.mu.Unlock()
 	return nil
