@@ -160,6 +160,13 @@ func TestTargets(t *testing.T) {
 	assert.Equal(t, 1.0, tg.Ratio)
 	_, ok = LatencyTarget("send_lat_4k_block")
 	assert.False(t, ok, "the blocking ping-pong has no target")
+	tg, ok = TailTarget("send_lat_64")
+	assert.True(t, ok)
+	assert.Equal(t, 1.5, tg.Ratio)
+	_, ok = TailTarget("send_lat_4k_block")
+	assert.False(t, ok, "nor has its tail")
+	_, ok = TailTarget("write_rtt_4k_block")
+	assert.False(t, ok, "the round trip is a mean")
 }
 
 func TestGap(t *testing.T) {
@@ -483,6 +490,6 @@ func TestReadSiw(t *testing.T) {
 	assert.Contains(t, md, "at nice 19")
 	assert.Contains(t, md, "| RDMA write, 64 B (siw) | msg rate (1/s) | 53,085 | 51,635 | 47,088 | 0.89 | 0.91 | 0.89 | 0.91 |\n")
 	assert.Contains(t, md, "| send/recv, 64 B (siw) | msg rate (1/s) | 25,579 | – | FAILED (3 runs) | – | – | – | – |\n")
-	assert.Contains(t, md, "**0 of 14 met**", "the siw rows count no target")
+	assert.Contains(t, md, "**0 of 16 met**", "the siw rows count no target")
 	assert.Contains(t, md, "bandwidth rows 20000 iterations at 64 B")
 }
