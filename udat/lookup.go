@@ -14,7 +14,13 @@ const hotSlots = 16
 
 type hotCache[T any] [hotSlots]atomic.Pointer[T]
 
-func hotSlot(key uint32) uint32 { return (key ^ key>>8 ^ key>>16) % hotSlots }
+// epSlot and lmrSlot are where a key's object goes in its hot cache: the
+// bits that tell apart the objects of a process. Devices number QPs in
+// sequence (rxe, siw, mlx5 alike), and make a memory key of an index in
+// sequence and one byte (key << 8 | byte): a QP number's low bits, and the
+// index's, spread the usual few objects over the slots.
+func epSlot(qpn uint32) uint32  { return qpn % hotSlots }
+func lmrSlot(key uint32) uint32 { return (key >> 8) % hotSlots }
 
 func (ia *IA) lookupEP(qpn uint32) *EP {
 	if ep := ia.hotEP(qpn); ep != nil {
@@ -37,14 +43,14 @@ func (ia *IA) lookupLMR(key uint32) *LMR {
 // into the condition becomes a bool built and tested again (9
 // instructions per DTO in the guard).
 func (ia *IA) hotEP(qpn uint32) *EP {
-	if ep := ia.epHot[hotSlot(qpn)].Load(); ep != nil && ep.qpn == qpn && ep.made && !ep.freed.Load() {
+	if ep := ia.epHot[epSlot(qpn)].Load(); ep != nil && ep.qpn == qpn && ep.made && !ep.freed.Load() {
 		return ep
 	}
 	return nil
 }
 
 func (ia *IA) hotLMR(key uint32) *LMR {
-	if l := ia.lmrHot[hotSlot(key)].Load(); l != nil && l.lkey == key && l.made && !l.freed.Load() {
+	if l := ia.lmrHot[lmrSlot(key)].Load(); l != nil && l.lkey == key && l.made && !l.freed.Load() {
 		return l
 	}
 	return nil
@@ -55,7 +61,7 @@ func (ia *IA) lookupEPSlow(qpn uint32) *EP {
 	ep := ia.epByQP[qpn]
 	ia.epMu.RUnlock()
 	if ep != nil && !ep.dead() {
-		ia.epHot[hotSlot(qpn)].Store(ep)
+		ia.epHot[epSlot(qpn)].Store(ep)
 	}
 	return ep
 }
@@ -65,12 +71,12 @@ func (ia *IA) lookupLMRSlow(key uint32) *LMR {
 	l := ia.lmrByKey[key]
 	ia.lmrMu.RUnlock()
 	if l != nil && !l.dead() {
-		ia.lmrHot[hotSlot(key)].Store(l)
+		ia.lmrHot[lmrSlot(key)].Store(l)
 	}
 	return l
 }
 
 // forgetEP and forgetLMR drop a freed object from the hot caches, so that
 // they do not keep it from the garbage collector.
-func (ia *IA) forgetEP(ep *EP)  { ia.epHot[hotSlot(ep.qpn)].CompareAndSwap(ep, nil) }
-func (ia *IA) forgetLMR(l *LMR) { ia.lmrHot[hotSlot(l.lkey)].CompareAndSwap(l, nil) }
+func (ia *IA) forgetEP(ep *EP)  { ia.epHot[epSlot(ep.qpn)].CompareAndSwap(ep, nil) }
+func (ia *IA) forgetLMR(l *LMR) { ia.lmrHot[lmrSlot(l.lkey)].CompareAndSwap(l, nil) }
