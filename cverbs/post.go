@@ -255,7 +255,7 @@ func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE,
 	}
 	if q.rxe.buf != nil {
 		if !q.rxe.stopped(i) {
-			rc, written := q.rxe.putSGE(i, id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
+			rc, written := q.rxe.putSGE(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey, i)
 			q.rxe.note(i, rc, written)
 		}
 		return nil
@@ -286,7 +286,7 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		return opErr(name, int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil { // an RC QP's send queue
-		rc, written := q.rxe.putSGE(0, id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey)
+		rc, written := q.rxe.putSGE(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey, 0)
 		n := 0
 		if rc == 0 {
 			n = 1

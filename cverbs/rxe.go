@@ -267,9 +267,11 @@ func (s *rxeSend) put(i int, d *C.struct_cverbs_send_desc, sgl []SGE) (rc syscal
 	return s.finish(w, i, full, length, len(sgl)), true
 }
 
-// putSGE is put for the usual work request: a send, RDMA write or RDMA
-// read of one segment without immediate data (SetSGE, PostSendOne).
-func (s *rxeSend) putSGE(i int, id uint64, opcode, flags uint32, sge SGE, remoteAddr uint64, rkey uint32) (rc syscall.Errno, written bool) {
+// putSGE is put for the usual work request, i of the batch: a send, RDMA
+// write or RDMA read of one segment without immediate data (SetSGE,
+// PostSendOne). i comes last, so that PostSendOne, whose arguments are the
+// others in this order, passes them on in the registers they came in.
+func (s *rxeSend) putSGE(id uint64, opcode, flags uint32, sge SGE, remoteAddr uint64, rkey uint32, i int) (rc syscall.Errno, written bool) {
 	inline := flags&C.IBV_SEND_INLINE != 0
 	if inline && sge.Length > s.maxInline {
 		return syscall.EINVAL, false
