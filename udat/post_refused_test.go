@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A usual DTO the provider refuses, on a fake device whose send queue is
+// A usual DTO the provider refuses, on a fake device whose queues are
 // smaller than the EP's: the post fails with the error postRequests gives
 // a refused post, gives its slot back and is not posted again; the DTOs
 // before it complete once each, and the EP posts again once the device has
