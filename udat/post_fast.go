@@ -8,16 +8,18 @@ import "github.com/udapl-go/udapl/cverbs"
 // QP's work request, without the batch pipeline of postRequests. Anything
 // else, and any check that fails, goes to postOne, which makes the same
 // checks in the man pages' order and returns the exact DAT error: the fast
-// path decides only whether the DTO is usual, never what an error is. The
-// usual requests of a batch (batchUsual) and usual receives (recvUsual)
-// skip the generic checks the same way, inside postRequests and postRecvs.
+// path decides only whether the DTO is usual, never what a check's error
+// is. A usual DTO the provider refuses has passed them all: it gets the
+// error postRequests gives a refused post (fifoRing.refused). The usual
+// requests of a batch (batchUsual) and usual receives (recvUsual) skip the
+// generic checks the same way, inside postRequests and postRecvs.
 
 // noRemote is the remote buffer of a send: none.
 var noRemote RMRTriplet
 
-// postFast posts the usual DTO, or anything else through postSlow: the
-// DAT calls call it last, so that they keep none of their arguments across
-// it.
+// postFast posts the usual DTO, or anything else through postSlow (a
+// usual DTO the provider refuses: fifoRing.refused). The DAT calls call it
+// last, so that they keep none of their arguments across it.
 func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
 	// !made: a zero EP, no handle. A freed one is caught under the ring's
 	// lock, below.
