@@ -21,14 +21,14 @@ const maxInline = 64
 // soon as PostSend returns; the memory it names may not until the DTO
 // completes. PostSend is safe for concurrent use.
 func (ep *EP) PostSend(localIOV []LMRTriplet, cookie uint64, flags CompletionFlags) error {
-	return ep.postFast(DTOSend, localIOV, cookie, &noRemote, flags)
+	return ep.postFast(&requestOps[DTOSend], localIOV, cookie, &noRemote, flags)
 }
 
 // PostRDMAWrite writes the data of localIOV to remote, a buffer of the peer
 // (dat_ep_post_rdma_write). The rules of PostSend apply; a remote buffer
 // shorter than localIOV gives DAT_LENGTH_ERROR.
 func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	return ep.postFast(DTORDMAWrite, localIOV, cookie, &remote, flags)
+	return ep.postFast(&requestOps[DTORDMAWrite], localIOV, cookie, &remote, flags)
 }
 
 // PostRDMARead reads remote, a buffer of the peer, into localIOV
@@ -37,7 +37,7 @@ func (ep *EP) PostRDMAWrite(localIOV []LMRTriplet, cookie uint64, remote RMRTrip
 // than remote gives DAT_LENGTH_ERROR; the local LMRs need the local write
 // privilege. Otherwise the rules of PostSend apply.
 func (ep *EP) PostRDMARead(localIOV []LMRTriplet, cookie uint64, remote RMRTriplet, flags CompletionFlags) error {
-	return ep.postFast(DTORDMARead, localIOV, cookie, &remote, flags)
+	return ep.postFast(&requestOps[DTORDMARead], localIOV, cookie, &remote, flags)
 }
 
 // PostRequests posts reqs in order, as PostSend, PostRDMAWrite and

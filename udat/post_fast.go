@@ -20,18 +20,17 @@ var noRemote RMRTriplet
 // postFast posts the usual DTO, or anything else through postSlow (a
 // usual DTO the provider refuses: fifoRing.refused). The DAT calls call it
 // last, so that they keep none of their arguments across it.
-func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
+func (ep *EP) postFast(o *requestOp, iov []LMRTriplet, cookie uint64, remote *RMRTriplet, flags CompletionFlags) error {
 	// !made: a zero EP, no handle. A freed one is caught under the ring's
 	// lock, below.
-	if ep == nil || !ep.made || len(iov) != 1 || !ep.usualFlagsArg(op, flags) {
-		return ep.postSlow(op, iov, cookie, remote, flags)
+	if ep == nil || !ep.made || len(iov) != 1 || !ep.usualFlagsArg(o.op, flags) {
+		return ep.postSlow(o.op, iov, cookie, remote, flags)
 	}
 	t := &iov[0]
-	o := &requestOps[op]
 	// usualSegment's checks, here: as a call it cost spills around it.
 	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
 	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
-		return ep.postSlow(op, iov, cookie, remote, flags)
+		return ep.postSlow(o.op, iov, cookie, remote, flags)
 	}
 	n := t.SegmentLength
 	r := ep.sq
@@ -39,10 +38,10 @@ func (ep *EP) postFast(op DTOOp, iov []LMRTriplet, cookie uint64, remote *RMRTri
 	// made is known for both: freed alone says whether Free came since.
 	if ep.freed.Load() || l.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
-		return ep.postSlow(op, iov, cookie, remote, flags)
+		return ep.postSlow(o.op, iov, cookie, remote, flags)
 	}
 	signaled := flags == CompletionDefault
-	seq := r.reserve(cookie, uint64(n), op, signaled)
+	seq := r.reserve(cookie, uint64(n), o.op, signaled)
 	if err := ep.qp.PostSendOne(r.wrid(seq), o.verb, ep.usualFlags(o, n, signaled),
 		cverbs.SGE{Addr: t.VirtualAddress, Length: n, LKey: t.LMRContext}, remote.VirtualAddress, remote.RMRContext); err != nil {
 		return r.refused(o.name, err)

@@ -35,6 +35,7 @@ type Recv struct {
 // requestOp describes one kind of request, one column per fact that its
 // checks and its work request depend on.
 type requestOp struct {
+	op   DTOOp         // the operation it describes: its index in requestOps
 	name string        // the DAT call that posts it
 	verb cverbs.SendOp // the work request's operation
 	// The DAT_INVALID_ARG subtypes of its flags argument, of the argument
@@ -63,23 +64,23 @@ const (
 )
 
 var requestOps = [...]requestOp{
-	DTOSend: {name: "dat_ep_post_send", verb: cverbs.OpSend,
+	DTOSend: {op: DTOSend, name: "dat_ep_post_send", verb: cverbs.OpSend,
 		flagArg: InvalidArg5, iovArg: InvalidArg3, need: MemPrivLocalRead,
 		solicited: true, inline: true, plain: true},
-	DTORDMAWrite: {name: "dat_ep_post_rdma_write", verb: cverbs.OpRDMAWrite,
+	DTORDMAWrite: {op: DTORDMAWrite, name: "dat_ep_post_rdma_write", verb: cverbs.OpRDMAWrite,
 		flagArg: InvalidArg6, iovArg: InvalidArg3, remoteArg: InvalidArg5, need: MemPrivLocalRead,
 		solicited: true, inline: true, remote: remoteCovers, plain: true},
-	DTORDMARead: {name: "dat_ep_post_rdma_read", verb: cverbs.OpRDMARead,
+	DTORDMARead: {op: DTORDMARead, name: "dat_ep_post_rdma_read", verb: cverbs.OpRDMARead,
 		flagArg: InvalidArg6, iovArg: InvalidArg5, remoteArg: InvalidArg5, need: MemPrivLocalWrite,
 		remote: remoteFilled, plain: true},
-	DTOIBRDMAWriteImmed: {name: "dat_ib_post_rdma_write_immed", verb: cverbs.OpRDMAWriteImm,
+	DTOIBRDMAWriteImmed: {op: DTOIBRDMAWriteImmed, name: "dat_ib_post_rdma_write_immed", verb: cverbs.OpRDMAWriteImm,
 		flagArg: InvalidArg7, iovArg: InvalidArg3, remoteArg: InvalidArg5, need: MemPrivLocalRead,
 		solicited: true, inline: true, remote: remoteCovers, plain: true},
-	DTOIBFetchAdd: {name: "dat_ib_post_fetch_and_add", verb: cverbs.OpAtomicFetchAdd,
+	DTOIBFetchAdd: {op: DTOIBFetchAdd, name: "dat_ib_post_fetch_and_add", verb: cverbs.OpAtomicFetchAdd,
 		flagArg: InvalidArg6, iovArg: InvalidArg3, remoteArg: InvalidArg5, need: MemPrivLocalWrite},
-	DTOIBCmpSwap: {name: "dat_ib_post_cmp_and_swap", verb: cverbs.OpAtomicCmpSwap,
+	DTOIBCmpSwap: {op: DTOIBCmpSwap, name: "dat_ib_post_cmp_and_swap", verb: cverbs.OpAtomicCmpSwap,
 		flagArg: InvalidArg7, iovArg: InvalidArg4, remoteArg: InvalidArg6, need: MemPrivLocalWrite},
-	DTOIBSendUD: {name: "dat_ib_post_send_ud", verb: cverbs.OpSend,
+	DTOIBSendUD: {op: DTOIBSendUD, name: "dat_ib_post_send_ud", verb: cverbs.OpSend,
 		flagArg: InvalidArg6, iovArg: InvalidArg3, remoteArg: InvalidArg4, need: MemPrivLocalRead,
 		solicited: true, inline: true},
 }

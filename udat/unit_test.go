@@ -376,3 +376,14 @@ func TestFencedDTOIsNotInline(t *testing.T) {
 		require.NotZero(t, wf&cverbs.SendInline, "%v: with nothing to wait for, inline as usual", op)
 	}
 }
+
+// Each row of requestOps names the operation it describes: postFast takes
+// the row and posts the DTO as its op, so a row that named another would
+// post the wrong operation.
+func TestRequestOpsNameTheirOp(t *testing.T) {
+	for i := range requestOps {
+		if o := &requestOps[i]; o.name != "" {
+			require.Equal(t, DTOOp(i), o.op, o.name)
+		}
+	}
+}
