@@ -292,8 +292,8 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 			n = 1
 		}
 		q.rxe.publish(n, rc != 0 && written)
-		if e := q.rxe.ring(); e != 0 {
-			rc = e
+		if db := q.rxe.ring(); db != doorbellRung {
+			rc = doorbellErr(db)
 		}
 		return opErr(name, int(rc))
 	}

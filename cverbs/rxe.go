@@ -366,15 +366,23 @@ func (s *rxeSend) publish(n int, numberedNext bool) {
 // post_send_db, a POST_SEND command without work requests. The write does
 // not block: rxe runs or schedules its requester and returns, so it goes
 // without the scheduler's bookkeeping of a blocking system call, which
-// would cost as much as the cgo crossing it replaces.
-func (s *rxeSend) ring() syscall.Errno {
+// would cost as much as the cgo crossing it replaces. It returns the
+// write's result, doorbellRung or what doorbellErr turns into an errno:
+// small enough to be inlined.
+func (s *rxeSend) ring() uintptr {
 	// RawSyscallNoError is the bare system call (syscall.RawSyscall wraps
 	// it twice): the kernel's result is the count or -errno.
 	n, _ := unix.RawSyscallNoError(unix.SYS_WRITE, s.fd, uintptr(s.doorbell), C.CVERBS_DOORBELL_LEN)
-	switch {
-	case n == C.CVERBS_DOORBELL_LEN:
-		return 0
-	case int(n) < 0:
+	return n
+}
+
+// doorbellRung is ring's result when the kernel took the doorbell.
+const doorbellRung = C.CVERBS_DOORBELL_LEN
+
+// doorbellErr is the error of a doorbell write that returned n: -errno, or
+// a short count (EIO).
+func doorbellErr(n uintptr) syscall.Errno {
+	if int(n) < 0 {
 		return syscall.Errno(-int(n))
 	}
 	return syscall.EIO
@@ -391,7 +399,8 @@ func (s *rxeSend) post(n int) (int, syscall.Errno) {
 		bad, rc, written = f.at, f.err, f.written
 	}
 	s.publish(bad, written)
-	if e := s.ring(); e != 0 {
+	if db := s.ring(); db != doorbellRung {
+		e := doorbellErr(db)
 		if rc == 0 {
 			bad = 0
 		}
