@@ -287,11 +287,11 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 	}
 	if q.rxe.buf != nil { // an RC QP's send queue
 		rc, written := q.rxe.putSGE(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey, 0)
-		n := 0
 		if rc == 0 {
-			n = 1
+			q.rxe.publish(1, false)
+		} else {
+			q.rxe.publish(0, written)
 		}
-		q.rxe.publish(n, rc != 0 && written)
 		if db := q.rxe.ring(); db != doorbellRung {
 			rc = doorbellErr(db)
 		}
