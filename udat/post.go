@@ -149,7 +149,7 @@ func (ep *EP) postRequests(reqs []Request) (int, error) {
 			r.reserve(0, 0, dtoMarker, false)
 		}
 		seq := r.reserve(req.Cookie, total, req.Op, signaled || quiet)
-		r.slots[seq&r.mask].quiet = quiet
+		r.at(seq).quiet = quiet
 		if anyDead(r.lmrv) {
 			for ; extra >= 0; extra-- {
 				r.unreserve()

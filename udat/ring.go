@@ -3,6 +3,7 @@ package udat
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/udapl-go/udapl/cverbs"
 )
@@ -198,6 +199,14 @@ func (r *fifoRing) setOwner(owner uint32) {
 // wrid is the wr_id of the work request of slot seq.
 func (r *fifoRing) wrid(seq uint32) uint64 { return r.id | uint64(seq) }
 
+// at returns the slot of sequence number seq. The mask keeps its index
+// inside slots, whose length is mask+1 from newFifoRing on (neither ever
+// changes), so the slot is found without a bounds check: a post and a
+// usual completion each look one up.
+func (r *fifoRing) at(seq uint32) *dtoSlot {
+	return (*dtoSlot)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.slots)), uintptr(seq&r.mask)*unsafe.Sizeof(dtoSlot{})))
+}
+
 // outstanding returns how many slots are in use. Caller holds mu.
 func (r *fifoRing) outstanding() int { return int(r.tail - r.head) }
 
@@ -219,7 +228,7 @@ func (r *fifoRing) mark() ringMark { return ringMark{r.owner, r.head} }
 // name: posted, neither completed nor flushed. Caller holds mu.
 func (r *fifoRing) inProgress() (n int, bytes uint64) {
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := r.at(q)
 		if s.busy && !s.done && !s.flushed {
 			n++
 			bytes += s.length
@@ -244,7 +253,7 @@ func (r *fifoRing) idle() bool { return r.head == r.tail }
 func (r *fifoRing) pending() int {
 	n := 0
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := r.at(q)
 		if s.busy && (s.flushed || s.report || !s.done && s.signaled) {
 			n++
 		}
@@ -257,7 +266,7 @@ func (r *fifoRing) holdsMarker() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for q := r.head; q != r.tail; q++ {
-		if s := &r.slots[q&r.mask]; s.busy && s.op == dtoMarker {
+		if s := r.at(q); s.busy && s.op == dtoMarker {
 			return true
 		}
 	}
@@ -268,11 +277,11 @@ func (r *fifoRing) holdsMarker() bool {
 // flush marker posted after it: only a later completion on the queue can
 // tell whether it succeeded. Caller holds mu.
 func (r *fifoRing) unsettled() bool {
-	if r.head != r.tail && r.slots[(r.tail-1)&r.mask].op == dtoMarker {
+	if r.head != r.tail && r.at(r.tail-1).op == dtoMarker {
 		return false
 	}
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := r.at(q)
 		if s.busy && !s.done && !s.signaled {
 			return true
 		}
@@ -287,7 +296,7 @@ func (r *fifoRing) unsettled() bool {
 // DAT_COMPLETION_BARRIER_FENCE_FLAG). Caller holds mu.
 func (r *fifoRing) readsBefore(seq uint32) bool {
 	for q := r.head; q != seq; q++ {
-		s := &r.slots[q&r.mask]
+		s := r.at(q)
 		if s.busy && !s.done && !s.flushed && s.op.waitedByFence() {
 			return true
 		}
@@ -311,7 +320,7 @@ func (op DTOOp) waitedByFence() bool {
 // holds pointers, would be written with write barriers (40 instructions).
 func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint32 {
 	seq := r.tail
-	s := &r.slots[seq&r.mask]
+	s := r.at(seq)
 	s.cookie, s.length, s.op, s.signaled, s.busy, s.quiet = cookie, length, op, signaled, true, false
 	s.slotProgress = slotProgress{}
 	r.tail++
@@ -325,7 +334,7 @@ func (r *fifoRing) reserve(cookie, length uint64, op DTOOp, signaled bool) uint3
 // checked full().
 func (r *fifoRing) reserveFlushed(cookie, length uint64, op DTOOp) {
 	seq := r.reserve(cookie, length, op, true)
-	s := &r.slots[seq&r.mask]
+	s := r.at(seq)
 	s.flushed, s.status = true, DTOErrFlushed
 	r.settled++
 }
@@ -333,7 +342,7 @@ func (r *fifoRing) reserveFlushed(cookie, length uint64, op DTOOp) {
 // unreserve gives back the newest slot after a failed post. Caller holds mu.
 func (r *fifoRing) unreserve() {
 	r.tail--
-	s := &r.slots[r.tail&r.mask]
+	s := r.at(r.tail)
 	r.posted.sub(s.op, s.length)
 	r.release(int(r.tail & r.mask))
 }
@@ -370,7 +379,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if owner != r.owner || seq-r.head >= r.tail-r.head {
 		return false
 	}
-	s := &r.slots[seq&r.mask]
+	s := r.at(seq)
 	if !s.busy || s.done || s.flushed {
 		return false
 	}
@@ -385,7 +394,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	}
 	r.dropAH(seq & r.mask)
 	for q := r.head; q != seq; q++ {
-		o := &r.slots[q&r.mask]
+		o := r.at(q)
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
 			r.settled++
@@ -401,7 +410,7 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 // (so neither it nor a DTO flushed at post time behind it); otherwise nil.
 // A slot in [head, tail) is busy. Caller holds mu.
 func (r *fifoRing) usualHead() *dtoSlot {
-	s := &r.slots[r.head&r.mask]
+	s := r.at(r.head)
 	if r.head == r.tail || r.settled != 0 || s.op > DTOReceive || s.quiet {
 		return nil
 	}
@@ -432,13 +441,13 @@ func (r *fifoRing) holdAH(seq uint32, a *AH) bool {
 	if !a.hold() {
 		return false
 	}
-	r.slots[seq&r.mask].ah = a
+	r.at(seq).ah = a
 	return true
 }
 
 // setRMR records that slot seq binds m, which learns the outcome when the
 // bind completes. Caller holds mu.
-func (r *fifoRing) setRMR(seq uint32, m *RMR) { r.slots[seq&r.mask].rmr = m }
+func (r *fifoRing) setRMR(seq uint32, m *RMR) { r.at(seq).rmr = m }
 
 // settled reports whether the slot's DTO is over: completed, or flushed
 // when it was posted.
@@ -451,7 +460,7 @@ func (s *dtoSlot) settled() bool { return s.done || s.flushed }
 // is empty). The caller reports the slot where it lies, then pops it.
 func (r *fifoRing) next() *dtoSlot {
 	for r.head != r.tail {
-		s := &r.slots[r.head&r.mask]
+		s := r.at(r.head)
 		if !s.settled() {
 			return nil
 		}
@@ -477,7 +486,7 @@ func (r *fifoRing) pop() {
 func (r *fifoRing) drain() []dtoSlot {
 	var left []dtoSlot
 	for ; r.head != r.tail; r.head++ {
-		s := &r.slots[r.head&r.mask]
+		s := r.at(r.head)
 		switch {
 		case s.report || s.flushed:
 			left = append(left, *s)
@@ -590,7 +599,7 @@ func (r *poolRing) resize(size int) {
 // Caller holds mu.
 func (r *fifoRing) awaited(rnr bool) (watch bool, bytes uint64) {
 	for q := r.head; q != r.tail; q++ {
-		s := &r.slots[q&r.mask]
+		s := r.at(q)
 		if !s.busy || s.done || s.flushed {
 			continue
 		}
