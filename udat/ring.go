@@ -344,7 +344,7 @@ func (r *fifoRing) unreserve() {
 	r.tail--
 	s := r.at(r.tail)
 	r.posted.sub(s.op, s.length)
-	r.release(int(r.tail & r.mask))
+	r.release(r.tail)
 }
 
 // inherit carries the counts of old, the ring this one replaces, over.
@@ -357,12 +357,12 @@ func (r *fifoRing) inherit(old *fifoRing) *fifoRing {
 	return r
 }
 
-// release frees slot i, and the address handle of a UD send. Only busy
+// release frees slot seq, and the address handle of a UD send. Only busy
 // and the pointers are cleared: reserve sets every other field, and no one
 // reads a slot outside [head, tail).
-func (r *fifoRing) release(i int) {
-	r.dropAH(uint32(i))
-	s := &r.slots[i]
+func (r *fifoRing) release(seq uint32) {
+	r.dropAH(seq)
+	s := r.at(seq)
 	if s.settled() {
 		r.settled--
 	}
@@ -392,13 +392,13 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	if status == DTOSuccess && s.isReceive() {
 		r.received.add(s.op, s.xfer)
 	}
-	r.dropAH(seq & r.mask)
+	r.dropAH(seq)
 	for q := r.head; q != seq; q++ {
 		o := r.at(q)
 		if o.busy && !o.done && !o.signaled {
 			o.done = true
 			r.settled++
-			r.dropAH(q & r.mask)
+			r.dropAH(q)
 		}
 	}
 	return true
@@ -424,10 +424,10 @@ func (r *fifoRing) popUsual(s *dtoSlot) {
 	r.head++
 }
 
-// dropAH releases the address handle of slot i, whose UD send the
+// dropAH releases the address handle of slot seq, whose UD send the
 // hardware is done with.
-func (r *fifoRing) dropAH(i uint32) {
-	s := &r.slots[i]
+func (r *fifoRing) dropAH(seq uint32) {
+	s := r.at(seq)
 	if s.ah != nil {
 		s.ah.release()
 		s.ah = nil
@@ -474,7 +474,7 @@ func (r *fifoRing) next() *dtoSlot {
 
 // pop frees the head slot, which next returned.
 func (r *fifoRing) pop() {
-	r.release(int(r.head & r.mask))
+	r.release(r.head)
 	r.head++
 }
 
@@ -498,7 +498,7 @@ func (r *fifoRing) drain() []dtoSlot {
 			}
 			left = append(left, out)
 		}
-		r.release(int(r.head & r.mask))
+		r.release(r.head)
 	}
 	r.setOwner(newOwner())
 	r.stalled = false
