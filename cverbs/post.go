@@ -43,6 +43,16 @@ var sendOpcodes = [...]C.enum_ibv_wr_opcode{
 	OpAtomicFetchAdd: C.IBV_WR_ATOMIC_FETCH_AND_ADD,
 }
 
+// oneSegmentOps are the operations PostSendOne and SetSGE take.
+var oneSegmentOps = [...]bool{OpSend: true, OpRDMAWrite: true, OpRDMARead: true}
+
+// oneSegmentOp reports whether PostSendOne and SetSGE take op. Checked
+// against the table's length, op then indexes sendOpcodes, which is
+// longer, without a bounds check.
+func (op SendOp) oneSegmentOp() bool {
+	return int(op) < len(oneSegmentOps) && oneSegmentOps[op]
+}
+
 // sendQueue holds the C arrays a QP's send queue posts from. They are sized
 // once (depth WRs, maxSGE SGEs per WR) and reused by every post: the provider
 // copies WRs into its own queue inside ibv_post_send. Go writes descriptors
@@ -250,7 +260,7 @@ func (q *sendQueue) putRXE(i int, sgl []SGE) {
 // any other operation or a UD QP gives EINVAL.
 func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
 	q := &b.qp.sq
-	if uint(i) >= uint(len(q.descs)) || q.maxSGE == 0 || q.ud || op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+	if uint(i) >= uint(len(q.descs)) || q.maxSGE == 0 || q.ud || !op.oneSegmentOp() {
 		return opErr("ibv_post_send", int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil {
@@ -282,20 +292,24 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 	if qp.qp == nil {
 		return closedErr(name)
 	}
-	if op != OpSend && op != OpRDMAWrite && op != OpRDMARead {
+	if !op.oneSegmentOp() {
 		return opErr(name, int(syscall.EINVAL))
 	}
 	if q.rxe.buf != nil { // an RC QP's send queue
 		rc, written := q.rxe.putSGE(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey, 0)
-		if rc == 0 {
-			q.rxe.publish(1, false)
-		} else {
+		if rc != 0 {
 			q.rxe.publish(0, written)
+			if db := q.rxe.ring(); db != doorbellRung {
+				rc = doorbellErr(db)
+			}
+			return opErr(name, int(rc))
 		}
+		// Posted: nothing of the refusal's case is kept across the doorbell.
+		q.rxe.publish(1, false)
 		if db := q.rxe.ring(); db != doorbellRung {
-			rc = doorbellErr(db)
+			return opErr(name, int(doorbellErr(db)))
 		}
-		return opErr(name, int(rc))
+		return nil
 	}
 	w := q.one
 	if q.ud || w == nil {
