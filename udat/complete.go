@@ -62,8 +62,8 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
 		// comparison for owner, kind and sequence (status and queue are
 		// known for the first).
 		for wc.WRID == r.wrid(r.head) {
-			s := r.usualHead()
-			if s == nil || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
+			s := r.at(r.head)
+			if !r.usualHead(s) || s.op == DTOReceive && (wc.Opcode == cverbs.WCRecvRDMAWithImm || wc.Flags&cverbs.WCFlagWithImm != 0) {
 				break // not the usual completion, or an extended receive (ext_ib.go)
 			}
 			n := s.length // sent or written; read: all it asked for
@@ -83,7 +83,7 @@ func (e *EVD) takeUsual(wcs []cverbs.WC, evs []Event) int {
 			ev.DTO.Cookie, ev.DTO.Status, ev.DTO.TransferredLength = s.cookie, DTOSuccess, n
 			ev.DTO.Op, ev.DTO.RMRContext = s.op, 0
 			r.popUsual(s)
-			if k++; k == len(wcs) {
+			if k++; k >= len(wcs) { // >=, not ==: wcs[k] below needs no bounds check
 				break
 			}
 			if wc = &wcs[k]; wc.Status != cverbs.WCSuccess || wc.QPNum != ep.qpn {

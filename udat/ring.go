@@ -404,20 +404,16 @@ func (r *fifoRing) complete(owner, seq uint32, status DTOStatus, wc *cverbs.WC) 
 	return true
 }
 
-// usualHead returns the head slot if a successful completion of it (one
-// whose wr_id is wrid(head)) is the usual one (EVD.deliver): of a send,
-// RDMA write, RDMA read or receive, while no slot of the queue is settled
-// (so neither it nor a DTO flushed at post time behind it); otherwise nil.
-// A slot in [head, tail) is busy. Caller holds mu.
-func (r *fifoRing) usualHead() *dtoSlot {
-	s := r.at(r.head)
-	if r.head == r.tail || r.settled != 0 || s.op > DTOReceive || s.quiet {
-		return nil
-	}
-	return s
+// usualHead reports whether s, the head slot, is one whose successful
+// completion (of wr_id wrid(head)) is the usual one (EVD.takeUsual): of a
+// send, RDMA write, RDMA read or receive, while no slot of the queue is
+// settled (so neither it nor a DTO flushed at post time behind it). A slot
+// in [head, tail) is busy. Caller holds mu.
+func (r *fifoRing) usualHead(s *dtoSlot) bool {
+	return r.head != r.tail && r.settled == 0 && s.op <= DTOReceive && !s.quiet
 }
 
-// popUsual frees the head slot s that usualHead returned: it holds no RMR
+// popUsual frees the head slot s, which usualHead took: it holds no RMR
 // and no address handle, so release has nothing else to clear.
 func (r *fifoRing) popUsual(s *dtoSlot) {
 	s.busy = false

@@ -135,10 +135,10 @@ func TestFIFORingSettledCount(t *testing.T) {
 	r.reserve(2, 8, DTORDMAWrite, false)
 	c := r.reserve(3, 8, DTORDMAWrite, true)
 	check("posted")
-	require.NotNil(t, r.usualHead(), "nothing settled: the head is usual")
+	require.True(t, r.usualHead(r.at(r.head)), "nothing settled: the head is usual")
 	require.True(t, r.complete(r.owner, c, DTOSuccess, &cverbs.WC{}))
 	check("a later DTO completed, with the unsignalled one before it")
-	require.Nil(t, r.usualHead(), "slots settled before their turn")
+	require.False(t, r.usualHead(r.at(r.head)), "slots settled before their turn")
 	_, ok := take(r, r.owner, a)
 	require.True(t, ok)
 	check("the head reported")
@@ -153,7 +153,7 @@ func TestFIFORingSettledCount(t *testing.T) {
 	d := r.reserve(4, 8, DTOSend, true)
 	r.reserveFlushed(5, 0, DTOSend)
 	check("a DTO flushed at post behind an outstanding one")
-	require.Nil(t, r.usualHead(), "a flushed DTO waits behind the head")
+	require.False(t, r.usualHead(r.at(r.head)), "a flushed DTO waits behind the head")
 	require.True(t, r.complete(r.owner, d, DTOSuccess, &cverbs.WC{}))
 	for _, ok := popNext(r); ok; _, ok = popNext(r) {
 	}
@@ -166,7 +166,7 @@ func TestFIFORingSettledCount(t *testing.T) {
 	check("drained")
 	require.Zero(t, r.settled)
 	r.reserve(8, 8, DTOSend, true)
-	require.NotNil(t, r.usualHead())
+	require.True(t, r.usualHead(r.at(r.head)))
 }
 
 // popNext reports and pops the ring's next slot to report, as deliver does.
