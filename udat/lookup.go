@@ -55,6 +55,12 @@ func (ia *IA) hotLMR(key uint32) *LMR {
 	return nil
 }
 
+// lmrInSlot is hotLMR for the fast posts (postFast, recvFast): it returns
+// what the hot cache holds in key's slot, nil or an LMR of any key, live
+// or freed, for the caller to tell. They compare the key at once, and test
+// freed under the ring's lock, as they must anyway.
+func (ia *IA) lmrInSlot(key uint32) *LMR { return ia.lmrHot[lmrSlot(key)].Load() }
+
 func (ia *IA) lookupEPSlow(qpn uint32) *EP {
 	ia.epMu.RLock()
 	ep := ia.epByQP[qpn]

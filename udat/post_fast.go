@@ -28,15 +28,17 @@ func (ep *EP) postFast(o *requestOp, iov []LMRTriplet, cookie uint64, remote *RM
 	}
 	t := &iov[0]
 	// usualSegment's checks, here: as a call it cost spills around it.
-	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
-	if l == nil || l.pz != ep.pz || !usualFits(t, l, o, remote, ep.ia.maxMessageSize()) {
+	// freed is tested under the ring's lock, below.
+	ia := ep.ia // once: read again, it is tested for nil again
+	l := ia.lmrInSlot(t.LMRContext)
+	if l == nil || l.lkey != t.LMRContext || l.pz != ep.pz || !usualFits(t, l, o, remote, ia.maxMessageSize()) {
 		return ep.postSlow(o.op, iov, cookie, remote, flags)
 	}
 	n := t.SegmentLength
 	r := ep.sq
 	r.mu.Lock()
 	// made is known for both: freed alone says whether Free came since.
-	if ep.freed.Load() || l.freed.Load() || ep.getState() != EPStateConnected || r.flushing || r.full() || ep.reqEVD == nil {
+	if ep.freed.Load() || l.freed.Load() || ep.state.Load() != uint32(EPStateConnected) || r.flushing || r.full() || ep.reqEVD == nil {
 		r.mu.Unlock()
 		return ep.postSlow(o.op, iov, cookie, remote, flags)
 	}
@@ -197,8 +199,9 @@ func (ep *EP) recvFast(iov []LMRTriplet, cookie uint64, flags CompletionFlags) e
 	}
 	t := &iov[0]
 	// usualSegment's checks, here, as in postFast.
-	l := ep.ia.hotLMR(t.LMRContext) // inlined: no call on a hit
-	if l == nil || l.pz != ep.pz || !usualFits(t, l, &usualRecv, &noRemote, ep.ia.maxMessageSize()) {
+	ia := ep.ia
+	l := ia.lmrInSlot(t.LMRContext)
+	if l == nil || l.lkey != t.LMRContext || l.pz != ep.pz || !usualFits(t, l, &usualRecv, &noRemote, ia.maxMessageSize()) {
 		return ep.recvSlow(iov, cookie, flags)
 	}
 	r := ep.rq
