@@ -289,13 +289,9 @@ func (b SendBatch) SetSGE(i int, id uint64, op SendOp, flags SendFlags, sge SGE,
 func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remoteAddr uint64, rkey uint32) error {
 	const name = "ibv_post_send"
 	q := &qp.sq
-	if qp.qp == nil {
-		return closedErr(name)
-	}
-	if !op.oneSegmentOp() {
-		return opErr(name, int(syscall.EINVAL))
-	}
-	if q.rxe.buf != nil { // an RC QP's send queue
+	// An open RC QP's send queue on Soft-RoCE: Close clears buf, so the
+	// closed QP is the case below.
+	if q.rxe.buf != nil && op.oneSegmentOp() {
 		rc, written := q.rxe.putSGE(id, uint32(sendOpcodes[op]), uint32(flags), sge, remoteAddr, rkey, 0)
 		if rc != 0 {
 			q.rxe.publish(0, written)
@@ -311,8 +307,11 @@ func (qp *QP) PostSendOne(id uint64, op SendOp, flags SendFlags, sge SGE, remote
 		}
 		return nil
 	}
+	if qp.qp == nil {
+		return closedErr(name)
+	}
 	w := q.one
-	if q.ud || w == nil {
+	if !op.oneSegmentOp() || q.ud || w == nil {
 		return opErr(name, int(syscall.EINVAL))
 	}
 	w.wr.wr_id, w.wr.opcode, w.wr.send_flags = C.uint64_t(id), sendOpcodes[op], C.uint(flags)
