@@ -124,6 +124,7 @@ export DAT_OVERRIDE=$out/dat.conf
 	echo "mode=$mode"
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
+	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	echo "device=$dev"
 	echo "netdev=$netdev"
 	echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null)"
