@@ -1,6 +1,8 @@
 package main
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,4 +49,26 @@ func TestSpinDeadline(t *testing.T) {
 	time.Sleep(2 * time.Millisecond)
 	require.False(t, d.expired(5, 3, time.Millisecond))
 	require.True(t, d.expired(8, 3, time.Millisecond))
+}
+
+// A polling ping-pong with one P yields every pingYieldEvery messages: a
+// goroutine waiting for the P runs at the yield, not before. Blocking
+// ping-pongs and several Ps never yield.
+func TestPingYield(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	assert.False(t, newPingYield(true).on, "blocking waits")
+	y := newPingYield(false)
+	require.True(t, y.on)
+	var ran atomic.Bool
+	go ran.Store(true)
+	for range pingYieldEvery - 1 {
+		y.sent()
+	}
+	assert.False(t, ran.Load(), "yielded before its message")
+	y.sent()
+	assert.True(t, ran.Load(), "did not yield at message %d", pingYieldEvery)
+
+	runtime.GOMAXPROCS(2)
+	assert.False(t, newPingYield(false).on, "two Ps")
 }
