@@ -486,3 +486,43 @@ func TestEndToEndSilentServer(t *testing.T) {
 		t.Fatal("the silent server did not end")
 	}
 }
+
+// TestEndToEndLatencyAfterBeat: the latency phase that follows a throughput
+// run may start with a msgProgress in flight (the last window of
+// operations outlasted a beat); each sample then still times its own
+// operation, and the phase passes.
+func TestEndToEndLatencyAfterBeat(t *testing.T) {
+	const timeout = 5 * time.Second
+	dev, addr := deviceAddr(t)
+	port := nextPort()
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runServer(context.Background(), &config{server: true, device: dev, port: port, timeout: timeout, sessions: 1}, log)
+	}()
+	for !strings.Contains(log.String(), "listening") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cfg := &config{host: addr, device: dev, port: port, timeout: 30 * time.Second, test: testPerf, op: opRead,
+		size: 4096, iters: 100, depth: 8, signal: 1, batch: 1, segs: 1, latIters: 10}
+	cl, err := openClient(cfg)
+	require.NoError(t, err)
+	defer cl.close()
+	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
+	require.NoError(t, err)
+	require.NoError(t, c.postAllRecvs())
+	req := cl.request('P', cfg)
+	require.NoError(t, c.dial(cl.addr, port, &req))
+	require.NoError(t, c.hello(true))
+
+	require.NoError(t, c.sendBeat(cfg.iters))
+	samples := make([]time.Duration, cfg.latIters)
+	require.NoError(t, c.opLatency(opRead, 64, 1, samples, nil))
+	assert.False(t, c.beatOut, "the beat was reaped")
+	c.close()
+	select {
+	case <-done: // the server's run fails: the client left without its end message
+	case <-time.After(timeout + 20*time.Second):
+		t.Fatalf("the server did not end:\n%s", log.String())
+	}
+}

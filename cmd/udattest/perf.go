@@ -379,12 +379,17 @@ func (s *signaller) stopAt(k int) { s.last = k }
 
 // opLatency times single operations, one at a time, from post to
 // completion, as dapltest's latency phase does. With credits it waits, off
-// the clock, until the server has a receive for each send.
+// the clock, until the server has a receive for each send. A msgProgress
+// the throughput phase left in flight is reaped first: its completion
+// would otherwise be taken for the first operation's.
 func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *progress) error {
 	iov := c.segments(0, size, segs)
 	remote := c.peer
 	remote.SegmentLength = uint32(size)
 	cr := &c.credits
+	if err := c.reapBeat(); err != nil {
+		return err
+	}
 	for i := range samples {
 		if k := cr.sent + i + 1; k > cr.known {
 			if err := c.awaitCredit(k); err != nil {
@@ -395,10 +400,14 @@ func (c *conn) opLatency(op opKind, size, segs int, samples []time.Duration, p *
 		if err := c.post(op, iov, uint64(i), remote, udat.CompletionDefault); err != nil {
 			return fmt.Errorf("post %s: %w", op.title(), err)
 		}
-		if _, err := c.nextDTO(c.reqEVD, "wait for a completion"); err != nil {
+		d, err := c.nextDTO(c.reqEVD, "wait for a completion")
+		if err != nil {
 			return err
 		}
 		samples[i] = time.Since(t0)
+		if d.Cookie != uint64(i) {
+			return fmt.Errorf("%s %d: completion of cookie %#x instead", op.title(), i, d.Cookie)
+		}
 		p.set(int64(i + 1))
 		if err := c.beat(i + 1); err != nil {
 			return err
