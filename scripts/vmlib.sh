@@ -164,6 +164,11 @@ vm_rundir() {
 # CPU 0 keeps running the scheduler in do_boot_cpu's wait loop, with -cpu max
 # or Haswell alike. Not fixed; the deterministic mode uses one vCPU.
 # UDAPL_VM_CPU_MODEL overrides -cpu max.
+#
+# An oops panics the guest (oops=panic) and a panic ends the VM at once
+# (panic=-1 with -no-reboot): a kernel that oopsed under a test (Debian's
+# 6.12 in siw_destroy_listen, once) would otherwise leave the test's thread
+# stuck and the VM running until its timeout.
 vm_qemu_args() {
 	local quiet="quiet loglevel=0" accel=tcg,thread=multi append=${UDAPL_VM_APPEND:-}
 	[ "${UDAPL_VM_VERBOSE:-0}" = 1 ] && quiet=""
@@ -179,7 +184,7 @@ vm_qemu_args() {
 	fi
 	printf '%s\n' -accel "$accel" -cpu "${UDAPL_VM_CPU_MODEL:-max}" -smp "$2" -m "$3" \
 		-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
-		-append "console=ttyS0 $quiet panic=-1 $append udapl.run=$1" \
+		-append "console=ttyS0 $quiet panic=-1 oops=panic $append udapl.run=$1" \
 		-nographic -no-reboot -serial stdio \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,multidevs=remap

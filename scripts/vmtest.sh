@@ -23,7 +23,11 @@
 # 1 with UDAPL_VM_ICOUNT=1), UDAPL_VM_ICOUNT=1 the deterministic mode (the
 # guest's clock counts instructions; see vm_qemu_args in vmlib.sh),
 # UDAPL_VM_TIMEOUT (seconds, default 2400), UDAPL_VM_VERBOSE=1 shows the
-# kernel's console messages, UDAPL_VM_TIMING=1 prints the boot time.
+# kernel's console messages, UDAPL_VM_TIMING=1 prints the boot time,
+# UDAPL_VM_PANIC_RETRY=1 runs the command once more in a fresh VM when the
+# guest kernel crashed under it (an oops panics the guest: vmlib.sh), and
+# holds each attempt's output until the attempt ends, so that only one
+# attempt's output reaches go test; the crashed one's goes to stderr.
 set -euo pipefail
 
 mem=${UDAPL_VM_MEM:-3072}
@@ -57,14 +61,33 @@ console_tail() {
 # exit status) never ran the command: it booted badly, which happens rarely
 # under heavy host load. It is booted once more; its console is kept to say
 # what happened.
-for attempt in 1 2; do
+# kernel_crash prints the first lines of a guest kernel panic in the
+# console, and fails if there is none.
+kernel_crash() {
+	sed 's/\r$//' "$run/console" | grep -a -m1 -B2 -A16 -E 'Kernel panic|Oops:|double fault'
+}
+panic_retry=${UDAPL_VM_PANIC_RETRY:-0}
+shown=/dev/stdout
+[ "$panic_retry" = 1 ] && shown=$run/shown
+boots=1
+while :; do
 	start=$(date +%s.%N)
 	status=0
 	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
-		-nic none -monitor none </dev/null | tee "$run/console" | vm_show || status=$?
-	[ -f "$run/rc" ] || [ -f "$run/ready" ] || [ "$status" = 124 ] || [ "$attempt" = 2 ] && break
+		-nic none -monitor none </dev/null | tee "$run/console" | vm_show >"$shown" || status=$?
+	if [ ! -f "$run/rc" ] && [ -f "$run/ready" ] && [ "$panic_retry" = 1 ] && kernel_crash >"$run/crash"; then
+		sed 's/^/attempt 1| /' "$run/shown" >&2
+		sed 's/^/attempt 1| crash| /' "$run/crash" >&2
+		echo "vmtest.sh: the guest kernel crashed under the command (qemu status $status); it runs once more in a fresh VM" >&2
+		panic_retry=0
+		rm -f "$run/ready"
+		continue
+	fi
+	[ "$shown" = /dev/stdout ] || cat "$shown"
+	[ -f "$run/rc" ] || [ -f "$run/ready" ] || [ "$status" = 124 ] || [ "$boots" = 2 ] && break
 	echo "vmtest.sh: the VM stopped before the command started (qemu status $status); booting it again. Its console ended with:" >&2
 	console_tail
+	boots=2
 done
 
 if [ -f "$run/rc" ]; then
