@@ -57,33 +57,38 @@ console_tail() {
 	tail -n 20 "$run/console" | sed 's/\r$//; s/\x1b\([[0-9;?]*[A-Za-z]\|c\)//g; s/^/  | /; $a\' >&2
 }
 
-# A VM that stops before the guest has its device up (no ready file, no
-# exit status) never ran the command: it booted badly, which happens rarely
-# under heavy host load. It is booted once more; its console is kept to say
-# what happened.
 # kernel_crash prints the first lines of a guest kernel panic in the
 # console, and fails if there is none.
 kernel_crash() {
 	sed 's/\r$//' "$run/console" | grep -a -m1 -B2 -A16 -E 'Kernel panic|Oops:|double fault'
 }
-panic_retry=${UDAPL_VM_PANIC_RETRY:-0}
-shown=/dev/stdout
-[ "$panic_retry" = 1 ] && shown=$run/shown
+# hold: UDAPL_VM_PANIC_RETRY's attempt whose output waits in $run/shown.
+hold=${UDAPL_VM_PANIC_RETRY:-0}
+show() {
+	if [ "$hold" = 1 ]; then vm_show >"$run/shown"; else vm_show; fi
+}
+# A VM that stops before the guest has its device up (no ready file, no
+# exit status) never ran the command: it booted badly, which happens rarely
+# under heavy host load. It is booted once more; its console is kept to say
+# what happened. A guest kernel that crashed under the command
+# (UDAPL_VM_PANIC_RETRY=1) is booted once more too, to run it again.
 boots=1
 while :; do
 	start=$(date +%s.%N)
 	status=0
 	timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
-		-nic none -monitor none </dev/null | tee "$run/console" | vm_show >"$shown" || status=$?
-	if [ ! -f "$run/rc" ] && [ -f "$run/ready" ] && [ "$panic_retry" = 1 ] && kernel_crash >"$run/crash"; then
-		sed 's/^/attempt 1| /' "$run/shown" >&2
-		sed 's/^/attempt 1| crash| /' "$run/crash" >&2
-		echo "vmtest.sh: the guest kernel crashed under the command (qemu status $status); it runs once more in a fresh VM" >&2
-		panic_retry=0
-		rm -f "$run/ready"
-		continue
+		-nic none -monitor none </dev/null | tee "$run/console" | show || status=$?
+	if [ "$hold" = 1 ]; then
+		if [ ! -f "$run/rc" ] && [ -f "$run/ready" ] && kernel_crash >"$run/crash"; then
+			sed 's/^/attempt 1| /' "$run/shown" >&2
+			sed 's/^/attempt 1| crash| /' "$run/crash" >&2
+			echo "vmtest.sh: the guest kernel crashed under the command (qemu status $status); it runs once more in a fresh VM" >&2
+			hold=0
+			rm -f "$run/ready"
+			continue
+		fi
+		cat "$run/shown"
 	fi
-	[ "$shown" = /dev/stdout ] || cat "$shown"
 	[ -f "$run/rc" ] || [ -f "$run/ready" ] || [ "$status" = 124 ] || [ "$boots" = 2 ] && break
 	echo "vmtest.sh: the VM stopped before the command started (qemu status $status); booting it again. Its console ended with:" >&2
 	console_tail
