@@ -91,11 +91,28 @@ func startServerTimeout(t *testing.T, dev string, timeout time.Duration) (uint, 
 // runs as many as failures.
 func startServerConfig(t *testing.T, cfg *config, failures int) (uint, *syncBuffer) {
 	t.Helper()
-	port := nextPort()
 	ctx, cancel := context.WithCancel(context.Background())
+	log, done := launchServer(ctx, t, cfg)
+	t.Cleanup(func() {
+		cancel()
+		err := <-done
+		t.Logf("server log:\n%s", log.String())
+		if failures == 0 {
+			assert.NoError(t, err, "the server reports no failed client run")
+		} else {
+			assert.ErrorContains(t, err, fmt.Sprintf("%d of ", failures), "the server reports the failed client runs")
+		}
+	})
+	return cfg.port, log
+}
+
+// launchServer runs a server of cfg on a port of its own (set in cfg
+// here) and returns once it listens, with its log and its result to come.
+func launchServer(ctx context.Context, t *testing.T, cfg *config) (*syncBuffer, <-chan error) {
+	t.Helper()
 	log := &syncBuffer{}
 	done := make(chan error, 1)
-	cfg.server, cfg.port = true, port
+	cfg.server, cfg.port = true, nextPort()
 	go func() {
 		done <- runServer(ctx, cfg, log)
 	}()
@@ -110,17 +127,7 @@ func startServerConfig(t *testing.T, cfg *config, failures int) (uint, *syncBuff
 		require.True(t, time.Now().Before(deadline), "the server did not start")
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Cleanup(func() {
-		cancel()
-		err := <-done
-		t.Logf("server log:\n%s", log.String())
-		if failures == 0 {
-			assert.NoError(t, err, "the server reports no failed client run")
-		} else {
-			assert.ErrorContains(t, err, fmt.Sprintf("%d of ", failures), "the server reports the failed client runs")
-		}
-	})
-	return port, log
+	return log, done
 }
 
 // runArgs runs the client with args and returns its exit status, stdout and
@@ -376,32 +383,33 @@ func TestEndToEndLongRunShortTimeout(t *testing.T) {
 	assert.NotContains(t, log.String(), "FAILED")
 }
 
+// helloServer connects a perf client of cfg to its server and exchanges
+// hellos; the client's IA closes when the test ends.
+func helloServer(t *testing.T, cfg *config) *conn {
+	t.Helper()
+	cl, err := openClient(cfg)
+	require.NoError(t, err)
+	t.Cleanup(cl.close)
+	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
+	require.NoError(t, err)
+	require.NoError(t, c.postAllRecvs())
+	req := cl.request('P', cfg)
+	require.NoError(t, c.dial(cl.addr, cfg.port, &req))
+	require.NoError(t, c.hello(true))
+	return c
+}
+
 // TestEndToEndSilentClient: a client that connects and then says nothing
 // fails its run on the server after the server's -timeout, and says so.
 func TestEndToEndSilentClient(t *testing.T) {
 	const timeout = 2 * time.Second
 	dev, addr := deviceAddr(t)
-	port := nextPort()
-	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- runServer(context.Background(), &config{server: true, device: dev, port: port, timeout: timeout, sessions: 1}, log)
-	}()
-	for !strings.Contains(log.String(), "listening") {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cfg := &config{host: addr, device: dev, port: port, timeout: 30 * time.Second, test: testPerf, op: opWrite,
+	srv := &config{device: dev, timeout: timeout, sessions: 1}
+	log, done := launchServer(context.Background(), t, srv)
+	cfg := &config{host: addr, device: dev, port: srv.port, timeout: 30 * time.Second, test: testPerf, op: opWrite,
 		size: 4096, iters: 1 << 30, depth: 64, signal: 1, batch: 1, segs: 1}
-	cl, err := openClient(cfg)
-	require.NoError(t, err)
-	defer cl.close()
-	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
-	require.NoError(t, err)
+	c := helloServer(t, cfg)
 	defer c.close()
-	require.NoError(t, c.postAllRecvs())
-	req := cl.request('P', cfg)
-	require.NoError(t, c.dial(cl.addr, port, &req))
-	require.NoError(t, c.hello(true))
 	assert.Equal(t, timeout, c.peerTimeout, "the server's hello gives its -timeout")
 	start := time.Now()
 	// Silent from here on.
@@ -494,26 +502,11 @@ func TestEndToEndSilentServer(t *testing.T) {
 func TestEndToEndLatencyAfterBeat(t *testing.T) {
 	const timeout = 5 * time.Second
 	dev, addr := deviceAddr(t)
-	port := nextPort()
-	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- runServer(context.Background(), &config{server: true, device: dev, port: port, timeout: timeout, sessions: 1}, log)
-	}()
-	for !strings.Contains(log.String(), "listening") {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cfg := &config{host: addr, device: dev, port: port, timeout: 30 * time.Second, test: testPerf, op: opRead,
+	srv := &config{device: dev, timeout: timeout, sessions: 1}
+	log, done := launchServer(context.Background(), t, srv)
+	cfg := &config{host: addr, device: dev, port: srv.port, timeout: 30 * time.Second, test: testPerf, op: opRead,
 		size: 4096, iters: 100, depth: 8, signal: 1, batch: 1, segs: 1, latIters: 10}
-	cl, err := openClient(cfg)
-	require.NoError(t, err)
-	defer cl.close()
-	c, err := newConn(cl.ia, cl.pz, clientLayout(cfg), cfg.timeout)
-	require.NoError(t, err)
-	require.NoError(t, c.postAllRecvs())
-	req := cl.request('P', cfg)
-	require.NoError(t, c.dial(cl.addr, port, &req))
-	require.NoError(t, c.hello(true))
+	c := helloServer(t, cfg)
 
 	require.NoError(t, c.sendBeat(cfg.iters))
 	samples := make([]time.Duration, cfg.latIters)
