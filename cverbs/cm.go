@@ -324,6 +324,40 @@ func (ch *EventChannel) CreateID() (*CMID, error) {
 	return newCMID(cid, ch), nil
 }
 
+// CreateIDForQP creates the rdma_cm id that an active connection of the
+// external QP qp will use, readied in one call into C as librdmacm's
+// rdma_create_qp readies its own: bound to addr (port 0 picks one), with
+// the ACK timeout exponent ackTimeout (SetACKTimeout), and qp moved to
+// QPInit with the id's attributes (ModifyQP). ResolveAddr then needs no
+// source, ResolveRoute no ACK timeout and Connect no INIT. The error's Op
+// names the step that failed; no id is left then.
+func (ch *EventChannel) CreateIDForQP(addr netip.AddrPort, ackTimeout uint8, qp *QP) (*CMID, error) {
+	const op = "rdma_create_id"
+	var ss C.struct_sockaddr_storage
+	if !sockaddr(addr, &ss) {
+		return nil, opErr("rdma_bind_addr", int(syscall.EINVAL))
+	}
+	if ackTimeout > 31 {
+		return nil, opErr(OpSetACKTimeout, int(syscall.EINVAL))
+	}
+	cch, err := ch.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer ch.mu.RUnlock()
+	cqp, err := qp.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer qp.mu.Unlock()
+	var cid *C.struct_rdma_cm_id
+	var step C.int
+	if rc := C.cverbs_create_id_for_qp(cch, &cid, &ss, C.uint8_t(ackTimeout), cqp, &step); rc != 0 {
+		return nil, opErr([...]string{op, "rdma_bind_addr", OpSetACKTimeout, cmModifyOp(QPInit)}[step], int(rc))
+	}
+	return newCMID(cid, ch), nil
+}
+
 func (id *CMID) lock(op string) (*C.struct_rdma_cm_id, error) {
 	if id == nil {
 		return nil, closedErr(op)

@@ -330,6 +330,11 @@ func (ch *EventChannel) GetEvent(ctx context.Context) (CMEvent, error) {
 // CreateID fails with ErrUnsupported in this build.
 func (ch *EventChannel) CreateID() (*CMID, error) { return nil, unsupported("rdma_create_id") }
 
+// CreateIDForQP fails with ErrUnsupported in this build.
+func (ch *EventChannel) CreateIDForQP(addr netip.AddrPort, ackTimeout uint8, qp *QP) (*CMID, error) {
+	return nil, unsupported("rdma_create_id")
+}
+
 // Close does nothing in this build and returns nil: nothing was opened.
 func (id *CMID) Close() error { return nil }
 

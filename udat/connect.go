@@ -189,25 +189,25 @@ func (ep *EP) connect(op string, dst netip.AddrPort, connQual ConnQual, timeout 
 	return nil
 }
 
-// dialLocked starts the active connection attempt to ep.remote on a new
-// rdma_cm id: address resolution, whose event leads on to the route and
-// rdma_connect (cmEvent), and the Consumer's timeout. Caller holds ep.mu.
+// dialLocked starts the active connection attempt to ep.remote on the
+// EP's readied rdma_cm id (epid.go) or a new one: address resolution, whose
+// event leads on to the route and rdma_connect (cmEvent), and the
+// Consumer's timeout. Caller holds ep.mu.
 func (ep *EP) dialLocked(op string) error {
 	ia := ep.ia
-	id, err := ia.ech.CreateID()
+	id, ready, err := ep.dialIDLocked()
 	if err != nil {
 		return verbsErr(op, err, InsufficientResources)
 	}
-	ia.registerCM(id, ep)
-	ep.cmid = id
+	ep.cmid, ep.cmidReady = id, ready
 	rt := cmResolveTimeout
 	if !ep.dialDeadline.IsZero() {
 		d := time.Until(ep.dialDeadline)
 		rt = min(rt, max(d, time.Millisecond))
 		ep.timer = time.AfterFunc(d, func() { ep.timedOut(id, EPStateActiveConnectionPending, EventConnectionTimedOut) })
 	}
-	var src netip.AddrPort
-	if ia.addr.IsValid() {
+	var src netip.AddrPort // a readied id is bound already
+	if ia.addr.IsValid() && !ready {
 		src = netip.AddrPortFrom(ia.addr, 0)
 	}
 	if err := id.ResolveAddr(src, ep.remote, rt); err != nil {
@@ -423,8 +423,14 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			return
 		}
 		// The ACK timeout before the route: on RoCE the route's packet
-		// lifetime follows from it.
-		if err := id.ResolveRouteACK(uint8(ep.attr.ACKTimeout), cmResolveTimeout); err != nil {
+		// lifetime follows from it. A readied id has it.
+		var err error
+		if ep.cmidReady {
+			err = id.ResolveRoute(cmResolveTimeout)
+		} else {
+			err = id.ResolveRouteACK(uint8(ep.attr.ACKTimeout), cmResolveTimeout)
+		}
+		if err != nil {
 			ep.failLocked(EventConnectionUnreachable, nil)
 		}
 	case cverbs.CMEventRouteResolved:
@@ -442,9 +448,16 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 		}
 		if ep.ia.ibTransport() && beforeConnect == nil {
 			// On InfiniBand and RoCE rdma_connect only hands the request
-			// to the kernel's CM, which sends it: INIT and the request
-			// go in one call, here, without a goroutine.
-			if err := id.ConnectQP(ep.qp, p); err != nil {
+			// to the kernel's CM, which sends it: INIT (unless the id was
+			// readied) and the request go in one call, here, without a
+			// goroutine.
+			var err error
+			if ep.cmidReady {
+				err = id.Connect(p)
+			} else {
+				err = id.ConnectQP(ep.qp, p)
+			}
+			if err != nil {
 				if isOp(err, "rdma_connect") {
 					var en syscall.Errno
 					errors.As(err, &en)
@@ -455,9 +468,11 @@ func (ep *EP) cmEvent(ev cverbs.CMEvent) {
 			}
 			return
 		}
-		if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
-			ep.failLocked(EventConnectionNonPeerRejected, nil)
-			return
+		if !ep.cmidReady {
+			if err := id.ModifyQP(ep.qp, cverbs.QPInit); err != nil {
+				ep.failLocked(EventConnectionNonPeerRejected, nil)
+				return
+			}
 		}
 		ep.dialing = id
 		go ep.sendConnect(id, p)

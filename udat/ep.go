@@ -101,8 +101,13 @@ type EP struct {
 	rq        *fifoRing
 	state     atomic.Uint32 // EPState
 
-	mu      sync.Mutex // connection state below
-	cmid    *cverbs.CMID
+	mu   sync.Mutex // connection state below
+	cmid *cverbs.CMID
+	// cmidReady: cmid was readied with the QP (epid.go), so its connect
+	// needs no ACK timeout and no INIT.
+	cmidReady bool
+	// spare is the readied id of the next active connection (epid.go).
+	spare   *cverbs.CMID
 	dialing *cverbs.CMID // the id whose rdma_connect runs (sendConnect)
 	// dialDeadline ends the active connection attempt (zero: no limit);
 	// redials counts its new starts for want of a local port (redialLocked).
@@ -232,6 +237,9 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 		return nil, err
 	}
 	if !addChild(ia, ia.eps, ep) {
+		if id := ep.takeSpareLocked(); id != nil {
+			id.Close()
+		}
 		ep.qp.Close()
 		ep.detachCQs()
 		return nil, badHandle(op, HandleTypeIA)
@@ -370,7 +378,7 @@ func (ep *EP) makeQP(op string) (err error) {
 		if err != nil {
 			return verbsErr(op, err, InsufficientResources|ResourceTEP)
 		}
-		if err := qp.ToInit(ia.port, qpAccess); err != nil {
+		if err := ep.initQP(qp); err != nil {
 			qp.Close()
 			return verbsErr(op, err, InternalError)
 		}
@@ -699,7 +707,9 @@ func (ep *EP) renewQP(op string) error {
 	if ep.isUD() {
 		return verbsErr(op, ep.qp.ToRTSUD(ep.ia.port, cverbs.UDPQKey), InternalError)
 	}
-	return verbsErr(op, ep.qp.ToInit(ep.ia.port, qpAccess), InternalError)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return verbsErr(op, ep.initQP(ep.qp), InternalError)
 }
 
 // retire waits a little for the completions of outstanding DTOs (the QP is
@@ -936,6 +946,7 @@ func (ep *EP) free(force bool) error {
 	ep.freeing = true
 	ep.lastWQE.Store(true) // no EP_BROKEN for an EP its Consumer frees
 	id := ep.takeIDLocked()
+	spare := ep.takeSpareLocked()
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
@@ -956,6 +967,10 @@ func (ep *EP) free(force bool) error {
 		id.Disconnect()
 		ep.ia.unregisterCM(id)
 		id.Close()
+	}
+	if spare != nil {
+		ep.ia.unregisterCM(spare)
+		spare.Close()
 	}
 	ep.retire()
 	ep.freed.Store(true)

@@ -992,6 +992,44 @@ static inline int cverbs_create_id(struct rdma_event_channel *ch,
 	return 0;
 }
 
+/*
+ * cverbs_create_id_for_qp makes the rdma_cm id an active connection of qp
+ * will use, as librdmacm's rdma_create_qp readies an id and its QP: a new
+ * id bound to ss (port 0 picks one), with the ACK timeout ack_timeout, and
+ * qp moved to INIT with the id's attributes. *step is the step that failed
+ * (0 create, 1 bind, 2 the ACK timeout, 3 INIT); on failure no id is left.
+ */
+static inline int cverbs_create_id_for_qp(struct rdma_event_channel *ch,
+					  struct rdma_cm_id **id,
+					  struct sockaddr_storage *ss,
+					  uint8_t ack_timeout,
+					  struct ibv_qp *qp, int *step)
+{
+	int rc;
+
+	*step = 0;
+	rc = cverbs_create_id(ch, id);
+	if (rc)
+		return rc;
+	*step = 1;
+	if (rdma_bind_addr(*id, (struct sockaddr *)ss))
+		goto fail;
+	*step = 2;
+	if (rdma_set_option(*id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &ack_timeout, sizeof(ack_timeout)))
+		goto fail;
+	*step = 3;
+	rc = cverbs_cm_modify_qp(*id, qp, IBV_QPS_INIT);
+	if (rc == 0)
+		return 0;
+	errno = rc;
+fail:
+	rc = errno ? errno : EIO;
+	rdma_destroy_id(*id);
+	*id = NULL;
+	return rc;
+}
+
 /* cverbs_errno turns the -1/errno convention of librdmacm into an errno. */
 static inline int cverbs_errno(int rc)
 {
