@@ -237,9 +237,7 @@ func (ia *IA) createEP(op string, pz *PZ, recvEVD, reqEVD, connEVD *EVD, srq *SR
 		return nil, err
 	}
 	if !addChild(ia, ia.eps, ep) {
-		if id := ep.takeSpareLocked(); id != nil {
-			id.Close()
-		}
+		ep.dropSpareLocked()
 		ep.qp.Close()
 		ep.detachCQs()
 		return nil, badHandle(op, HandleTypeIA)
@@ -946,7 +944,7 @@ func (ep *EP) free(force bool) error {
 	ep.freeing = true
 	ep.lastWQE.Store(true) // no EP_BROKEN for an EP its Consumer frees
 	id := ep.takeIDLocked()
-	spare := ep.takeSpareLocked()
+	ep.dropSpareLocked()
 	if ep.timer != nil {
 		ep.timer.Stop()
 		ep.timer = nil
@@ -967,10 +965,6 @@ func (ep *EP) free(force bool) error {
 		id.Disconnect()
 		ep.ia.unregisterCM(id)
 		id.Close()
-	}
-	if spare != nil {
-		ep.ia.unregisterCM(spare)
-		spare.Close()
 	}
 	ep.retire()
 	ep.freed.Store(true)

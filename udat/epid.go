@@ -28,10 +28,7 @@ import (
 // holds ep.mu or is creating the EP.
 func (ep *EP) initQP(qp *cverbs.QP) error {
 	ia := ep.ia
-	if id := ep.takeSpareLocked(); id != nil {
-		ia.unregisterCM(id)
-		id.Close()
-	}
+	ep.dropSpareLocked()
 	if ia.addr.IsValid() && ia.ibTransport() && ep.connEVD != nil && !ep.freeing {
 		id, err := ia.ech.CreateIDForQP(netip.AddrPortFrom(ia.addr, 0), uint8(ep.attr.ACKTimeout), qp)
 		if err == nil {
@@ -49,6 +46,15 @@ func (ep *EP) takeSpareLocked() *cverbs.CMID {
 	id := ep.spare
 	ep.spare = nil
 	return id
+}
+
+// dropSpareLocked destroys the EP's readied id, if it has one. Caller
+// holds ep.mu or is creating the EP.
+func (ep *EP) dropSpareLocked() {
+	if id := ep.takeSpareLocked(); id != nil {
+		ep.ia.unregisterCM(id)
+		id.Close()
+	}
 }
 
 // dialIDLocked returns the id for a connection attempt: the readied one
