@@ -47,16 +47,30 @@ ver=$(grep -a -o -m1 'Debian [0-9][^ ]*' "$modroot/boot/vmlinuz-$kver" | head -n
 ver=${ver#Debian }
 [ -n "$ver" ] || die "cannot read the Debian version of $modroot/boot/vmlinuz-$kver"
 series=${ver%.*} abi=${kver%-*}
-apt-cache show "linux-source-$series=$ver" >/dev/null 2>&1 || apt-get update -qq >&2 || true
+# in_archive PKG=VER: whether the archive has that upload (apt-cache show
+# exits 0 for a version it does not know, printing nothing).
+in_archive() { [ -n "$(apt-cache show "$1" 2>/dev/null)" ]; }
+in_archive "linux-source-$series=$ver" || apt-get update -qq >&2 || true
 kbuild=linux-kbuild-$series
-apt-cache show "linux-kbuild-$abi=$ver" >/dev/null 2>&1 && kbuild=linux-kbuild-$abi
+in_archive "linux-kbuild-$abi=$ver" && kbuild=linux-kbuild-$abi
+# linux-kbuild-6.1 has no ABI in its name, so the archive keeps only its
+# newest upload: once the security archive has moved on to the next upload
+# while linux-image-amd64 (signed, later) still names this kernel, this
+# kernel's own kbuild is gone. It holds the build's host tools (fixdep,
+# modpost), the same for every upload of the series: the newest serves.
+kbver=$ver
+if ! in_archive "$kbuild=$ver"; then
+	kbver=$(apt-cache madison "$kbuild" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep "^$series\." | sort -V | tail -n1)
+	[ -n "$kbver" ] || die "no $kbuild of the $series series in the archive"
+	echo "siw-module.sh: $kbuild $ver is no longer in the archive; its newest upload, $kbver, builds the module" >&2
+fi
 
 tmp=$(mktemp -d "${modroot%/*}/siw-build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "siw-module.sh: building siw.ko for $kver from Debian's $ver sources" >&2
 # (apt-get download warns that it runs unsandboxed: shown only on failure.)
 out=$(cd "$tmp" && apt-get download "linux-headers-$kver=$ver" "linux-headers-$abi-common=$ver" \
-	"$kbuild=$ver" "linux-source-$series=$ver" 2>&1) ||
+	"$kbuild=$kbver" "linux-source-$series=$ver" 2>&1) ||
 	die "cannot download Debian's $ver kernel headers and sources (no longer in the archive? remove $modroot to fetch the current kernel): $out"
 for deb in "$tmp"/linux-headers-*.deb "$tmp"/linux-kbuild-*.deb; do
 	dpkg-deb -x "$deb" "$tmp/root"
