@@ -60,7 +60,7 @@ in_archive "linux-kbuild-$abi=$ver" && kbuild=linux-kbuild-$abi
 # modpost), the same for every upload of the series: the newest serves.
 kbver=$ver
 if ! in_archive "$kbuild=$ver"; then
-	kbver=$(apt-cache madison "$kbuild" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep "^$series\." | sort -V | tail -n1)
+	kbver=$(apt-cache madison "$kbuild" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep "^$series\." | sort -V | tail -n1 || true)
 	[ -n "$kbver" ] || die "no $kbuild of the $series series in the archive"
 	echo "siw-module.sh: $kbuild $ver is no longer in the archive; its newest upload, $kbver, builds the module" >&2
 fi
