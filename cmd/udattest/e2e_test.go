@@ -306,7 +306,7 @@ func TestEndToEndSessionsLimit(t *testing.T) {
 	require.Equal(t, 0, status, errs)
 	select {
 	case err := <-done:
-		require.NoError(t, err)
+		require.NoError(t, err, log.String())
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not exit after 2 sessions")
 	}
