@@ -69,12 +69,8 @@ func main() {
 // and the kernel runs a woken sleeper at once. With an idle second P the
 // Go runtime has such a thread: the one asleep in the netpoller, which the
 // event wakes and which takes that P to run the IA's connection-event
-// goroutine. In the deterministic (one-vCPU) VM, -c 1000 -b 100 polling,
-// against C's dtestcm, connections/s with two Ps and with one: client
-// 2,545-2,573 / 1,502-1,588 (C's client 2,257-2,313), server 2,209-2,260
-// / 1,827-2,131, both Go 2,176-2,199 / 1,586-1,639. Waiting (-w), the
-// waiter gives its P back, and a second P moved the rates by less (client
-// +5 %, server -4 %, both Go +2 %; two runs each), so it keeps one.
+// goroutine. Waiting (-w), the waiter gives its P back, so it keeps one.
+// Measured: docs/performance.md, "Connection setup".
 func secondP() {
 	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
