@@ -887,6 +887,49 @@ func TestCMReject(t *testing.T) {
 	require.True(t, bytes.HasPrefix(ev.PrivateData, []byte("go away")), "%q", ev.PrivateData)
 }
 
+// On iWARP an rdma_cm listener is a TCP listener. TCP connections that
+// reset before the device has accepted them must leave it listening:
+// stock soft-iWARP took such a close for the listener's own, closed the
+// listening socket and refused every connect after it (the test bed's
+// siw.ko has the fix: scripts/siw-listener-close.patch).
+func TestCMListenerOutlivesAbortedConnections(t *testing.T) {
+	r := newRig(t)
+	if !r.iwarp {
+		t.Skipf("not applicable: %s: an rdma_cm listener has no TCP socket", r.ctx.Name())
+	}
+	const aborted = 100
+	sch, cch := newChannel(t), newChannel(t)
+	lid, err := sch.CreateID()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, lid.Close()) })
+	ip := netip.MustParseAddr(testIP)
+	lap := netip.AddrPortFrom(ip, 7494)
+	require.NoError(t, lid.BindAddr(lap))
+	require.NoError(t, lid.Listen(2*aborted)) // siw accepts through as many work items
+	for i := range aborted {
+		c, err := net.DialTimeout("tcp", lap.String(), waitTimeout)
+		require.NoError(t, err, "TCP connection %d: the listener is gone", i)
+		require.NoError(t, c.(*net.TCPConn).SetLinger(0)) // Close resets it
+		require.NoError(t, c.Close())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitTimeout)
+	defer cancel()
+	cid, err := cch.CreateID()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, cid.Close()) })
+	require.NoError(t, resolve(ctx, cch, cid, netip.AddrPortFrom(ip, 0), lap))
+	a := r.newQPEnd(t, endOpts{})
+	require.NoError(t, cid.ModifyQP(a.qp, QPInit))
+	require.NoError(t, cid.Connect(cmParamQP("still there?", a.qp)))
+	ev, err := expectEvent(ctx, sch, CMEventConnectRequest)
+	require.NoError(t, err)
+	require.NoError(t, ev.ID.Reject(nil))
+	require.NoError(t, ev.ID.Close())
+	_, err = expectEvent(ctx, cch, CMEventRejected)
+	require.NoError(t, err)
+}
+
 // Poll hands the events already on the channel to its handler, in the
 // caller's goroutine, without waiting: the address and route resolutions
 // of an id, each polled for until it is there; with none pending it

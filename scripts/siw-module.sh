@@ -10,9 +10,11 @@
 # and unpacked in a scratch directory (nothing is installed but the compiler).
 # The same for 6.12 (UDAPL_KERNEL=6.12): linux-source-6.12, and its kbuild
 # package is named after the ABI, linux-kbuild-6.12.N+deb12.
-# The module is stripped of its debug info and installed as
+# The sources get the fixes in scripts/siw-*.patch first (each says what it
+# fixes). The module is stripped of its debug info and installed as
 # MODROOT/lib/modules/KVER/extra/siw.ko, then depmod -b MODROOT: once there,
-# nothing is built again. The module is unsigned: loading it taints the kernel.
+# nothing is built again until the patches change (siw.ko.patches holds
+# their checksum). The module is unsigned: loading it taints the kernel.
 set -euo pipefail
 
 die() {
@@ -23,14 +25,17 @@ die() {
 [ $# = 2 ] || die "usage: scripts/siw-module.sh MODROOT KVER"
 modroot=$1 kver=$2
 ko=$modroot/lib/modules/$kver/extra/siw.ko
-[ -f "$ko" ] && exit 0
+shopt -s nullglob
+patches=("$(dirname "${BASH_SOURCE[0]}")"/siw-*.patch)
+sum=$(cat /dev/null "${patches[@]}" | sha256sum)
+[ -f "$ko" ] && [ "$(cat "$ko.patches" 2>/dev/null)" = "$sum" ] && exit 0
 [ -d "$modroot/lib/modules/$kver" ] || die "no modules for $kver under $modroot"
 [ "$(id -u)" = 0 ] || die "siw.ko is not built yet; run once as root so apt-get can fetch the sources"
 
 # The compiler the kernel was built with (its headers name gcc-12), make, and
 # what unpacks and strips.
 need=()
-for pair in gcc-12:gcc-12 make:make xz:xz-utils strip:binutils; do
+for pair in gcc-12:gcc-12 make:make xz:xz-utils strip:binutils patch:patch; do
 	command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -78,6 +83,9 @@ done
 # Only the siw directory of the source tarball.
 dpkg-deb --fsys-tarfile "$tmp"/linux-source-*.deb | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
 	tar -xJ -C "$tmp" --strip-components=1 --wildcards '*/drivers/infiniband/sw/siw/*'
+for p in "${patches[@]}"; do
+	patch -s -p1 -d "$tmp" <"$p" >&2 || die "$p does not apply to Debian's $ver sources"
+done
 # The headers' Makefile includes -common's by its absolute /usr/src path.
 hdr=$tmp/root/usr/src/linux-headers-$kver
 sed -i "s|^include /usr/src/|include $tmp/root/usr/src/|" "$hdr/Makefile"
@@ -89,5 +97,6 @@ make -s -C "$hdr" M="$tmp/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m CONFIG_DE
 mkdir -p "${ko%/*}"
 strip --strip-debug -o "$ko.new" "$tmp/drivers/infiniband/sw/siw/siw.ko"
 mv "$ko.new" "$ko"
+echo "$sum" >"$ko.patches"
 depmod -b "$modroot" "$kver"
 echo "siw-module.sh: installed $ko" >&2
