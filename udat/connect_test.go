@@ -262,6 +262,49 @@ func TestConnectTakesAnotherLocalPort(t *testing.T) {
 	t.Logf("%d of 8 connects took another port", redials)
 }
 
+// A PSP holds as many connection requests as the kernel allows (rdma_ucm's
+// max_backlog, 1024 unless set), as C's cma provider asks with a backlog
+// of 0: while the server's connection events are held up, 150 connects
+// all reach the Consumer, none refused by the kernel.
+func TestPSPBacklog(t *testing.T) {
+	const n = 150
+	server, client := openIA(t), openIA(t)
+	crEVD, err := server.CreateEVD(2*n, EVDCRFlag)
+	require.NoError(t, err)
+	q := nextConnQual()
+	psp, err := server.CreatePSP(q, crEVD, PSPConsumerFlag)
+	require.NoError(t, err)
+	pz := mustPZ(t, client)
+	conn, err := client.CreateEVD(2*n, EVDConnectionFlag)
+	require.NoError(t, err)
+	dto, err := client.CreateEVD(2*n, EVDDTOFlag)
+	require.NoError(t, err)
+	attr := EPAttr{ServiceType: ServiceTypeRC, MaxRDMASize: 1 << 16, QoS: QoSBestEffort,
+		RecvCompletionFlags: CompletionDefault, RequestCompletionFlags: CompletionDefault,
+		MaxRecvDTOs: 1, MaxRequestDTOs: 1, MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: 1, MaxRDMAReadOut: 1}
+
+	psp.mu.Lock() // holds the server IA's connection events at the first request
+	held := true
+	defer func() {
+		if held {
+			psp.mu.Unlock()
+		}
+	}()
+	for i := range n {
+		ep, err := client.CreateEP(pz, dto, dto, conn, &attr)
+		require.NoError(t, err, "EP %d", i)
+		require.NoError(t, ep.Connect(server.Address(), q, waitUS, nil, 0, 0), "EP %d", i)
+	}
+	time.Sleep(time.Second) // for the last requests to reach the server's kernel
+	psp.mu.Unlock()
+	held = false
+	for i := range n {
+		ev := waitEvent(t, crEVD)
+		require.Equal(t, EventConnectionRequest, ev.Number, "event %d", i)
+		require.NoError(t, ev.CR.CR.Reject(nil))
+	}
+}
+
 // Each connection message carries as much private data as its transport
 // allows, and not a byte more: on InfiniBand and RoCE what the IB CM's
 // messages leave (connect 56, accept 160, reject 144 bytes), on iWARP what

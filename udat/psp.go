@@ -21,7 +21,11 @@ type PSP struct {
 	mu       sync.Mutex
 }
 
-const listenBacklog = 128
+// listenBacklog 0 asks the kernel for its most connection requests waiting
+// to be taken (rdma_ucm's max_backlog, 1024 unless set), as C's cma provider
+// does. Past it, iWARP refuses a request and InfiniBand drops it for the
+// active side to send again seconds later.
+const listenBacklog = 0
 
 // CreatePSP starts listening for connection requests on connQual
 // (dat_psp_create). Requests arrive as EventConnectionRequest on evd, which
