@@ -141,6 +141,20 @@ func dtPortTaken(c *dtestport.Proc) bool {
 	return c != nil && strings.Contains(c.Output(), "rdma_connect ERR -1 Address already in use")
 }
 
+// dtOnceMoreIfPortTaken runs run, which starts C's client, once more when
+// that client gave up on a taken port (dtPortTaken): C's defect, not ours.
+// It fails t on any other error and returns the client.
+func dtOnceMoreIfPortTaken(t *testing.T, run func() (*dtestport.Proc, error)) *dtestport.Proc {
+	t.Helper()
+	c, err := run()
+	if err != nil && dtPortTaken(c) {
+		t.Logf("C's client gave up on a taken port (%v): once more", err)
+		c, err = run()
+	}
+	require.NoError(t, err)
+	return c
+}
+
 func TestDtestWithC(t *testing.T) {
 	dev := devtest.Require(t)
 	bin := dtProgram(t, "dtest")
@@ -400,26 +414,23 @@ func TestDtestcmWithC(t *testing.T) {
 			require.NoError(t, err, c.Output())
 			return v
 		}
-		// The runs with C's client make their connections once more when
-		// it gave up on a taken port (dtPortTaken): C's defect, not ours.
 		t.Run("CServerCClient"+mode, func(t *testing.T) {
-			for attempt := 1; ; attempt++ {
-				o := next()
-				s := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-s")...)
+			var o dtestport.DtestcmOpts
+			var s *dtestport.Proc
+			c := dtOnceMoreIfPortTaken(t, func() (*dtestport.Proc, error) {
+				o = next()
+				s = dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-s")...)
 				require.NoError(t, s.WaitOutput("Conn server waiting for client", 60*time.Second))
 				c := dtStart(t, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
 				err := c.Finish(finishWait)
-				if err != nil && attempt == 1 && dtPortTaken(c) {
-					t.Logf("C's client gave up on a taken port (%v): once more", err)
+				if err != nil {
 					s.Kill()
-					continue
 				}
-				require.NoError(t, err)
-				require.NoError(t, s.Finish(finishWait))
-				dtLines(t, s, `ALL \d+ CONNECTED on Server!`)
-				r.cc = cps(t, c, o.Conns)
-				return
-			}
+				return c, err
+			})
+			require.NoError(t, s.Finish(finishWait))
+			dtLines(t, s, `ALL \d+ CONNECTED on Server!`)
+			r.cc = cps(t, c, o.Conns)
 		})
 		t.Run("CServerGoClient"+mode, func(t *testing.T) {
 			o := next()
@@ -430,20 +441,15 @@ func TestDtestcmWithC(t *testing.T) {
 			r.cgo = v
 		})
 		t.Run("GoServerCClient"+mode, func(t *testing.T) {
-			for attempt := 1; ; attempt++ {
-				o := next()
-				c, err := dtGoServerErr(t, func(ctx context.Context, ready func()) error {
+			var o dtestport.DtestcmOpts
+			c := dtOnceMoreIfPortTaken(t, func() (*dtestport.Proc, error) {
+				o = next()
+				return dtGoServerErr(t, func(ctx context.Context, ready func()) error {
 					return dtestport.DtestcmServer(ctx, dev, o, t.Logf, ready)
 				}, bin, dtestport.DtestcmPass, cargs(o, "-h", addr.String())...)
-				if err != nil && attempt == 1 && dtPortTaken(c) {
-					t.Logf("C's client gave up on a taken port (%v): once more", err)
-					continue
-				}
-				require.NoError(t, err)
-				dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
-				r.goc = cps(t, c, o.Conns)
-				return
-			}
+			})
+			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
+			r.goc = cps(t, c, o.Conns)
 		})
 		// goGo runs both sides and reports both errors: a side that fails
 		// ends the other's connections as it closes its IA, so the other's
