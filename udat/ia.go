@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/udapl-go/udapl/cverbs"
@@ -37,8 +38,12 @@ type IA struct {
 	// cqResizable: the device can resize a CQ (soft-iWARP cannot); see
 	// cqsize.go.
 	cqResizable bool
-	ech         *cverbs.EventChannel
-	asyncEVD    *EVD
+	// gidSlot is 1 + the GID table index localGID found last (0: none
+	// yet), checked before each use: a UD resolution queries one entry,
+	// not the table (1,024 on Soft-RoCE, a system call each).
+	gidSlot  atomic.Int32
+	ech      *cverbs.EventChannel
+	asyncEVD *EVD
 
 	cancel context.CancelFunc
 	loops  sync.WaitGroup

@@ -375,6 +375,12 @@ func (ia *IA) localGID() ([16]byte, int, error) {
 		return g, 0, err
 	}
 	want := netip.AddrFrom16(ia.addr.As16()).As16() // IPv4 as ::ffff:a.b.c.d
+	if slot := ia.gidSlot.Load(); slot > 0 {
+		// The table changes only as the netdev's addresses do.
+		if e, err := ia.vctx.QueryGIDEntry(ia.port, int(slot-1)); err == nil && e.GID == want {
+			return e.GID, e.Index, nil
+		}
+	}
 	best, found := cverbs.GIDEntry{}, false
 	for i := 0; i < ia.portAttr.GIDTblLen; i++ {
 		e, err := ia.vctx.QueryGIDEntry(ia.port, i)
@@ -384,10 +390,15 @@ func (ia *IA) localGID() ([16]byte, int, error) {
 		if !found || e.Type == cverbs.GIDTypeRoCEv2 {
 			best, found = e, true
 		}
+		if e.Type == cverbs.GIDTypeRoCEv2 {
+			break
+		}
 	}
 	if !found {
+		ia.gidSlot.Store(0)
 		return [16]byte{}, 0, fmt.Errorf("no GID of %v on port %d", ia.addr, ia.port)
 	}
+	ia.gidSlot.Store(int32(best.Index) + 1)
 	return best.GID, best.Index, nil
 }
 

@@ -152,6 +152,18 @@ func TestUDConnectAndExchange(t *testing.T) {
 	requireEmpty(t, server.req)
 }
 
+// A UD resolution costs a few calls into C on each side, not one per GID
+// table entry (Soft-RoCE's table has 1,024, each a system call: 30
+// resolutions a second where RC made hundreds of connections).
+func TestUDResolutionCgoCalls(t *testing.T) {
+	r := newUDRig(t)
+	r.connect(t, nil, nil) // the first finds the GID entry
+	client := newUDSide(t, r.ia, r.pz)
+	calls := cgoCallsOf(func() { r.resolve(t, client, []byte("again"), nil) })
+	t.Logf("cgo calls of a UD resolution, both sides: %d (GID table: %d entries)", calls, r.ia.portAttr.GIDTblLen)
+	require.Less(t, calls, uint64(64))
+}
+
 func TestUDSeveralPeers(t *testing.T) {
 	r := newUDRig(t)
 	server := r.server
