@@ -364,6 +364,67 @@ var dtestcmRuns atomic.Int64
 // disconnected, every EP freed) and prints the client's connections per
 // second for each as one table (all measured in this one run: compare
 // only within it).
+// dtestcmGoGo runs the Go port's server and client against each other and
+// returns the client's rate. It reports both sides' errors: a side that
+// fails ends the other's connections as it closes its IA, so the other's
+// error may come first.
+func dtestcmGoGo(t *testing.T, dev string, addr netip.Addr, o dtestport.DtestcmOpts) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dtestport.RunLimit)
+	defer cancel()
+	ready, serverDone := make(chan struct{}), make(chan struct{})
+	var g errgroup.Group
+	var cps float64
+	var serverErr, clientErr error
+	g.Go(func() error {
+		defer close(serverDone)
+		serverErr = dtestport.DtestcmServer(ctx, dev, o, t.Logf, func() { close(ready) })
+		return nil
+	})
+	g.Go(func() error {
+		select {
+		case <-ready:
+			cps, clientErr = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
+		case <-serverDone: // it failed before it listened
+		}
+		return nil
+	})
+	g.Wait()
+	if serverErr != nil {
+		serverErr = fmt.Errorf("server: %w", serverErr)
+	}
+	if clientErr != nil {
+		clientErr = fmt.Errorf("client: %w", clientErr)
+	}
+	return cps, errors.Join(serverErr, clientErr)
+}
+
+// TestDtestcmUD runs dtestcm's UD mode (-u: each "connection" resolves the
+// peer's address) Go against Go, waiting and polling: C's side cannot take
+// part (TestDtestxUDWithC), so the C program's own run is checked to fail
+// as known.
+func TestDtestcmUD(t *testing.T) {
+	dev := devtest.Require(t)
+	if !hasIBExtension(t, dev) {
+		t.Skip("not applicable: " + dev + " has no IB extensions, so no UD")
+	}
+	addr := dtAddr(t, dev)
+	port := 48000 + os.Getpid()%1000 + 16*int(dtestcmRuns.Add(1)-1)
+	t.Run("C", func(t *testing.T) {
+		c := dtStart(t, dtProgram(t, "dtestcm"), dtestport.DtestcmPass, "-s", "-u", "-c", "1", "-P", dtestport.Provider, "-p", strconv.Itoa(port))
+		require.Error(t, c.Finish(dtFinishWait), "dtestcm -u over the cma provider passed on its own: run it against the Go port")
+		require.Contains(t, c.Output(), "create_qp Invalid argument", "dtestcm -u failed otherwise than known")
+	})
+	for _, wait := range []bool{true, false} {
+		name := map[bool]string{true: "Wait", false: "Poll"}[wait]
+		t.Run("GoServerGoClient"+name, func(t *testing.T) {
+			port++
+			cps, err := dtestcmGoGo(t, dev, addr, dtestport.DtestcmOpts{Conns: 100, Burst: 100, Port: udat.ConnQual(port), Wait: wait, UD: true})
+			require.NoError(t, err)
+			t.Logf("dtestcm -u -c 100 -b 100, Go against Go: %.0f address resolutions/s", cps)
+		})
+	}
+}
+
 func TestDtestcmWithC(t *testing.T) {
 	dev := devtest.Require(t)
 	bin := dtProgram(t, "dtestcm")
@@ -451,39 +512,10 @@ func TestDtestcmWithC(t *testing.T) {
 			dtFinish(t, c, finishWait, `ALL `+strconv.Itoa(o.Conns)+` CONNECTED on Client!`)
 			r.goc = cps(t, c, o.Conns)
 		})
-		// goGo runs both sides and reports both errors: a side that fails
-		// ends the other's connections as it closes its IA, so the other's
-		// error may come first.
-		goGo := func(t *testing.T, o dtestport.DtestcmOpts) error {
-			ctx, cancel := context.WithTimeout(context.Background(), dtestport.RunLimit)
-			defer cancel()
-			ready, serverDone := make(chan struct{}), make(chan struct{})
-			var g errgroup.Group
-			var serverErr, clientErr error
-			g.Go(func() error {
-				defer close(serverDone)
-				serverErr = dtestport.DtestcmServer(ctx, dev, o, t.Logf, func() { close(ready) })
-				return nil
-			})
-			g.Go(func() error {
-				select {
-				case <-ready:
-					r.gogo, clientErr = dtestport.DtestcmClient(ctx, dev, addr, o, t.Logf)
-				case <-serverDone: // it failed before it listened
-				}
-				return nil
-			})
-			g.Wait()
-			if serverErr != nil {
-				serverErr = fmt.Errorf("server: %w", serverErr)
-			}
-			if clientErr != nil {
-				clientErr = fmt.Errorf("client: %w", clientErr)
-			}
-			return errors.Join(serverErr, clientErr)
-		}
 		t.Run("GoServerGoClient"+mode, func(t *testing.T) {
-			require.NoError(t, goGo(t, next()))
+			var err error
+			r.gogo, err = dtestcmGoGo(t, dev, addr, next())
+			require.NoError(t, err)
 		})
 	}
 	t.Logf("dtestcm -c %d -b 100 (RC, connections per second, this run):\n"+

@@ -11,8 +11,8 @@ import (
 	"github.com/udapl-go/udapl/udat"
 )
 
-// The dtestcm protocol (dtestcm.c), RC (no -u, one listen: no -m): the
-// connection setup rate.
+// The dtestcm protocol (dtestcm.c), one listen (no -m): the connection
+// setup rate, of RC connections or (-u) of UD address resolutions.
 //
 //  1. Each side creates -c RC EPs (1 receive, 1 request each) up front;
 //     the server creates its PSP on -p, then sends the TCP ConnMsg.
@@ -27,7 +27,11 @@ import (
 //     for one of their EPs, and free it.
 //
 // Without -w both poll their EVDs (dat_evd_dequeue in a loop), with -w
-// they wait (dat_evd_wait).
+// they wait (dat_evd_wait). With -u the EPs are UD (a 2048-byte message
+// size, no RDMA): the events are the IB extension's UD connection request
+// and established events, and in step 4 both sides free their EPs without
+// a disconnection. C's cma provider has no UD, so this mode runs Go
+// against Go only.
 const DtestcmPass = "DAPL Connection Test Complete."
 
 // DtestcmOpts are the options both sides agree on.
@@ -35,6 +39,7 @@ type DtestcmOpts struct {
 	Conns, Burst int // -c, -b
 	Port         udat.ConnQual
 	Wait         bool // -w: dat_evd_wait rather than polling
+	UD           bool // -u: UD EPs: address resolutions, not connections
 }
 
 type dtestcm struct {
@@ -125,6 +130,10 @@ func (s *dtestcm) open(device string) {
 		RecvCompletionFlags: udat.CompletionDefault, RequestCompletionFlags: udat.CompletionDefault,
 		MaxRecvDTOs: 1, MaxRequestDTOs: 1, MaxRecvIOV: 1, MaxRequestIOV: 1, MaxRDMAReadIn: 4, MaxRDMAReadOut: 4,
 	}
+	if s.o.UD {
+		attr.ServiceType, attr.MaxMessageSize = udat.ServiceTypeIBUD, 2048
+		attr.MaxRDMASize, attr.MaxRDMAReadIn, attr.MaxRDMAReadOut = 0, 0, 0
+	}
 	s.eps = make([]*udat.EP, s.o.Conns)
 	for i := range s.eps {
 		s.eps[i], err = s.ia.CreateEP(s.pz, s.rcv, s.req, s.conn, &attr)
@@ -157,6 +166,22 @@ func (s *dtestcm) next(evd *udat.EVD, what string) udat.Event {
 	}
 }
 
+// requestEvent and establishedEvent are the events a connection request
+// and an established connection (or resolved address) arrive as.
+func (s *dtestcm) requestEvent() udat.EventNumber {
+	if s.o.UD {
+		return udat.EventIBUDConnectionRequest
+	}
+	return udat.EventConnectionRequest
+}
+
+func (s *dtestcm) establishedEvent() udat.EventNumber {
+	if s.o.UD {
+		return udat.EventIBUDConnectionEstablished
+	}
+	return udat.EventConnectionEstablished
+}
+
 func (s *dtestcm) checkPD(pd, want []byte, what string) {
 	if len(pd) < 48 || string(pd[:48]) != string(want) {
 		fail("%s: private data %v, want %v", what, pd, want)
@@ -166,7 +191,7 @@ func (s *dtestcm) checkPD(pd, want []byte, what string) {
 func (s *dtestcm) accept() {
 	for i := range s.eps {
 		ev := s.next(s.crEVD, "a connection request")
-		if ev.Number != udat.EventConnectionRequest || ev.CR.ConnQual != s.o.Port {
+		if ev.Number != s.requestEvent() || ev.CR.ConnQual != s.o.Port {
 			fail("connection request %d: %v on %d", i, ev.Number, ev.CR.ConnQual)
 		}
 		cp, err := ev.CR.CR.Query()
@@ -176,8 +201,8 @@ func (s *dtestcm) accept() {
 	}
 	for i := range s.eps {
 		ev := s.next(s.conn, "an established connection")
-		if ev.Number != udat.EventConnectionEstablished {
-			fail("connection %d: %v, want ESTABLISHED", i, ev.Number)
+		if ev.Number != s.establishedEvent() {
+			fail("connection %d: %v, want %v", i, ev.Number, s.establishedEvent())
 		}
 	}
 	s.logf("Go dtestcm server: all %d connected", len(s.eps))
@@ -192,8 +217,8 @@ func (s *dtestcm) connect(server netip.Addr) {
 		}
 		for range n {
 			ev := s.next(s.conn, "an established connection")
-			if ev.Number != udat.EventConnectionEstablished {
-				fail("connection: %v, want ESTABLISHED", ev.Number)
+			if ev.Number != s.establishedEvent() {
+				fail("connection: %v, want %v", ev.Number, s.establishedEvent())
 			}
 			s.checkPD(ev.Conn.PrivateData, s.back, "established connection")
 		}
@@ -202,7 +227,32 @@ func (s *dtestcm) connect(server netip.Addr) {
 	s.logf("Go dtestcm client: all %d connected in %v: %.1f connections/s", len(s.eps), s.connectElapsed, float64(len(s.eps))/s.connectElapsed.Seconds())
 }
 
+// disconnect ends the connections (UD: frees the EPs) and frees the rest.
 func (s *dtestcm) disconnect() {
+	if s.o.UD {
+		s.freeUD()
+	} else {
+		s.disconnectRC()
+	}
+	if s.psp != nil {
+		check(s.psp.Free(), "free the PSP")
+		s.psp = nil
+	}
+	for _, e := range []**udat.EVD{&s.crEVD, &s.conn, &s.req, &s.rcv} {
+		check((*e).Free(), "free an EVD")
+		*e = nil
+	}
+	check(s.pz.Free(), "free the PZ")
+	s.pz = nil
+	ia := s.ia
+	s.ia = nil
+	check(ia.Close(udat.CloseAbruptFlag), "close the IA")
+	s.logf("Go dtestcm %s: all disconnected and freed", s.name())
+}
+
+// disconnectRC has the client disconnect every EP; both sides free each
+// EP as its DISCONNECTED event comes.
+func (s *dtestcm) disconnectRC() {
 	if !s.server {
 		for _, ep := range s.eps {
 			check(ep.Disconnect(udat.CloseDefault), "disconnect")
@@ -222,20 +272,14 @@ func (s *dtestcm) disconnect() {
 		check(s.eps[i].Free(), "free an EP")
 		s.eps[i] = nil
 	}
-	if s.psp != nil {
-		check(s.psp.Free(), "free the PSP")
-		s.psp = nil
+}
+
+// freeUD frees the UD EPs: there is no connection to end.
+func (s *dtestcm) freeUD() {
+	for i, ep := range s.eps {
+		check(ep.Free(), "free an EP")
+		s.eps[i] = nil
 	}
-	for _, e := range []**udat.EVD{&s.crEVD, &s.conn, &s.req, &s.rcv} {
-		check((*e).Free(), "free an EVD")
-		*e = nil
-	}
-	check(s.pz.Free(), "free the PZ")
-	s.pz = nil
-	ia := s.ia
-	s.ia = nil
-	check(ia.Close(udat.CloseAbruptFlag), "close the IA")
-	s.logf("Go dtestcm %s: all disconnected and freed", s.name())
 }
 
 func (s *dtestcm) close() {

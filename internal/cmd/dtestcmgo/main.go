@@ -3,11 +3,12 @@
 // alone against the C dtestcm of dapl2-utils (for instance under callgrind,
 // for the instructions per connection of issue 24 §5):
 //
-//	dtestcmgo -s [-D rxe0] [-p 45000] [-c 1000] [-b 100] [-w]
-//	dtestcmgo -h HOST [-D rxe0] [-p 45000] [-c 1000] [-b 100] [-w]
+//	dtestcmgo -s [-D rxe0] [-p 45000] [-c 1000] [-b 100] [-w] [-u]
+//	dtestcmgo -h HOST [-D rxe0] [-p 45000] [-c 1000] [-b 100] [-w] [-u]
 //
 // The options are the C program's (-c connections, -b burst, -w wait rather
-// than poll); polling, it runs with two Ps on a one-CPU machine (secondP).
+// than poll, -u UD EPs: address resolutions, against a Go server only);
+// polling, it runs with two Ps on a one-CPU machine (secondP).
 // The C side runs with -P ofa-v2-cma-roe-d0 and
 // DAT_OVERRIDE=testdata/datpeer/dat.conf.
 package main
@@ -33,11 +34,12 @@ func main() {
 	conns := flag.Int("c", 1000, "connections")
 	burst := flag.Int("b", 100, "connections per burst")
 	wait := flag.Bool("w", false, "wait for events (dat_evd_wait) rather than poll")
+	ud := flag.Bool("u", false, "UD EPs: resolve addresses rather than connect")
 	flag.Parse()
 	if !*wait {
 		secondP()
 	}
-	o := dtestport.DtestcmOpts{Conns: *conns, Burst: *burst, Port: udat.ConnQual(*port), Wait: *wait}
+	o := dtestport.DtestcmOpts{Conns: *conns, Burst: *burst, Port: udat.ConnQual(*port), Wait: *wait, UD: *ud}
 	ctx := context.Background()
 	logf := func(f string, a ...any) { log.Printf(f, a...) }
 	if *server {
