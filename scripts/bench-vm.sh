@@ -56,9 +56,10 @@
 # each). They run only in the first BENCH_CONN_REPS repetitions. A C
 # program that printed its pass line and then died of SIGSEGV or SIGABRT
 # counts as passed (OFA DAPL's cma provider crashes now and then closing
-# its IA: docs/testbed.md), with a line on stderr. (dtestcm's UD mode, -u,
-# has no row: C's fails in dat_ep_create with every provider here, cma, scm
-# and ucm, and the Go port speaks RC only: docs/performance.md.)
+# its IA: docs/testbed.md), with a line on stderr. The UD rows
+# (conn_ud_wait, conn_ud_poll) run dtestcm's UD mode (-u: address
+# resolutions) the same way, go-go only: C's fails in dat_ep_create with
+# every provider here, cma, scm and ucm (docs/performance.md).
 #
 # Environment: BENCH_DEV (rxe0), BENCH_ADDR (192.0.2.1), BENCH_REPS (9),
 # BENCH_N64 (20000), BENCH_N4K (10000), BENCH_NLAT (3000), BENCH_NRTT (2000:
@@ -328,6 +329,7 @@ cm() {
 	local -a common sargs cargs
 	conn_port=$((conn_port + 1))
 	common=(-p "$conn_port" -c "$nconn" -b "$burst" $wait)
+	case $row in conn_ud_*) common+=(-u) ;; esac
 	case $tool in
 	c-*) sargs=(stdbuf -oL -eL dtestcm -s -P "$provider" "${common[@]}") ;;
 	go-*) sargs=("$dtestcmgo" -s -D "$dev" "${common[@]}") ;;
@@ -381,14 +383,15 @@ cm() {
 	ran "$row" "$tool" "$rep" "$raw" ok
 }
 
-# conn_row ROW REP: the four combinations of a connection row, in an order
-# that rotates with the repetition.
+# conn_row ROW REP: the four combinations of a connection row (a UD row:
+# go-go), in an order that rotates with the repetition.
 conn_row() {
 	local row=$1 rep=$2 wait= i tools=(c-c c-go go-c go-go)
 	[ "$rep" -le "$conn_reps" ] || return 0
 	case $row in *_wait*) wait=-w ;; esac
-	for i in 0 1 2 3; do
-		cm "$row" "$rep" "${tools[$(((i + rep - 1) % 4))]}" "$wait"
+	case $row in conn_ud_*) tools=(go-go) ;; esac
+	for i in "${!tools[@]}"; do
+		cm "$row" "$rep" "${tools[$(((i + rep - 1) % ${#tools[@]}))]}" "$wait"
 	done
 }
 
@@ -470,7 +473,8 @@ start_dapl_server
 
 rows=${BENCH_ROWS:-write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
 write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block
-write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll}
+write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll
+conn_ud_wait conn_ud_poll}
 orders=("perftest dapl udapl" "udapl perftest dapl" "dapl udapl perftest")
 start=$(date +%s)
 for rep in $(seq "$reps"); do

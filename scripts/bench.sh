@@ -88,8 +88,10 @@ done
 
 # The VM part: the comparison, then the Go benchmarks, in one boot per mode.
 det_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
-write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block conn_rc_wait conn_rc_poll"
-smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll"
+write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block conn_rc_wait conn_rc_poll
+conn_ud_wait conn_ud_poll"
+smp_rows="write_lat_64 send_lat_64 send_lat_4k_block write_rtt_4k_block conn_rc_wait conn_rc_poll
+conn_ud_wait conn_ud_poll"
 siw_rows="write_bw_64 write_bw_4k read_bw_64 read_bw_4k send_bw_64 send_bw_4k write_bw_64_list16
 write_bw_64_block write_bw_4k_block read_bw_64_block read_bw_4k_block"
 for mode in ${BENCH_MODES:-det smp siw}; do

@@ -372,6 +372,9 @@ func TestReadConn(t *testing.T) {
 	in, err := Read(filepath.Join("testdata", "conn"))
 	require.NoError(t, err)
 	for _, row := range connRows {
+		if strings.HasPrefix(row, "conn_ud_") {
+			continue // recorded before the UD rows
+		}
 		for _, tool := range ConnTools {
 			s, ok := in.Stat(row, tool, MsgRate)
 			require.True(t, ok, "%s %s", row, tool)
@@ -407,6 +410,20 @@ func TestConnOnlyRowsThatRan(t *testing.T) {
 	assert.NotContains(t, s, "deterministic VM")
 	assert.NotContains(t, s, "dat_evd_wait")
 	assert.Contains(t, s, "| RC connections, polling (2-vCPU VM) | connections/s (median) | FAILED (1 run) | – | – | FAILED (1 run) |\n")
+}
+
+// A UD row has the Go port on both sides only (C's dtestcm has no UD
+// here): its rate, and no ratio to C.
+func TestConnUDRow(t *testing.T) {
+	in := inputs(t,
+		"conn_rc_wait_det\tc-c\t1\t2000\tNA\tNA\tNA",
+		"conn_rc_wait_det\tgo-go\t1\t1500\tNA\tNA\tNA",
+		"conn_ud_wait_det\tgo-go\t1\t3000\tNA\tNA\tNA",
+	)
+	s := (&report{in: in}).connections()
+	assert.Contains(t, s, "| UD address resolutions, dat_evd_wait (deterministic VM) | address resolutions/s (median) | – | – | – | 3,000 |\n")
+	assert.Contains(t, s, "| | / C, C (medians) | (1.00) | – | – | 0.75 |\n", "the RC row keeps its ratios")
+	assert.Equal(t, 2, strings.Count(s, "/ C, C"), "the UD row has none")
 }
 
 // A server that failed: its own output says why (testdata/connfail).

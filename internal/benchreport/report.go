@@ -15,8 +15,9 @@ var (
 	blockRows = []string{"write_bw_64_block", "write_bw_4k_block", "read_bw_64_block", "read_bw_4k_block"}
 	latRows   = []string{"write_lat_64", "send_lat_64", "send_lat_4k_block"}
 	rttRows   = []string{"write_rtt_4k_block"}
-	connRows  = []string{"conn_rc_wait_det", "conn_rc_poll_det", "conn_rc_wait_smp", "conn_rc_poll_smp"}
-	tools     = []string{"perftest", "dapl", "udapl"}
+	connRows  = []string{"conn_rc_wait_det", "conn_rc_poll_det", "conn_ud_wait_det", "conn_ud_poll_det",
+		"conn_rc_wait_smp", "conn_rc_poll_smp", "conn_ud_wait_smp", "conn_ud_poll_smp"}
+	tools = []string{"perftest", "dapl", "udapl"}
 	// The soft-iWARP VM's rows: det's throughput rows, on siw0.
 	siwRows = siwNames(append(append([]string{}, bwRows...), blockRows...))
 )
@@ -50,6 +51,10 @@ var titles = map[string]string{
 	"conn_rc_poll_det":   "RC connections, polling (deterministic VM)",
 	"conn_rc_wait_smp":   "RC connections, dat_evd_wait (2-vCPU VM)",
 	"conn_rc_poll_smp":   "RC connections, polling (2-vCPU VM)",
+	"conn_ud_wait_det":   "UD address resolutions, dat_evd_wait (deterministic VM)",
+	"conn_ud_poll_det":   "UD address resolutions, polling (deterministic VM)",
+	"conn_ud_wait_smp":   "UD address resolutions, dat_evd_wait (2-vCPU VM)",
+	"conn_ud_poll_smp":   "UD address resolutions, polling (2-vCPU VM)",
 }
 
 // connToolNames are the columns of the connection table, by tool.
@@ -309,6 +314,10 @@ func (r *report) connections() string {
 	b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(ConnTools)) + "\n")
 	for _, row := range rows {
 		c := r.in.Median(row, "c-c", MsgRate)
+		metric := "connections/s (median)"
+		if strings.HasPrefix(row, "conn_ud_") {
+			metric = "address resolutions/s (median)"
+		}
 		var rate, ratio, paired strings.Builder
 		for _, tool := range ConnTools {
 			rate.WriteString(" " + r.val(row, tool, MsgRate, 0) + " |")
@@ -320,7 +329,10 @@ func (r *report) connections() string {
 			ratio.WriteString(" " + orDash(Ratio(r.in.Median(row, tool, MsgRate), c)) + " |")
 			paired.WriteString(" " + orDash(pratio(r.in.PairedRatioOf(row, tool, "c-c", MsgRate))) + " |")
 		}
-		fmt.Fprintf(&b, "| %s | connections/s (median) |%s\n", Title(row), rate.String())
+		fmt.Fprintf(&b, "| %s | %s |%s\n", Title(row), metric, rate.String())
+		if _, ok := r.in.Stat(row, "c-c", MsgRate); !ok && r.in.Fails(row, "c-c") == 0 {
+			continue // C did not run: no ratio to show
+		}
 		fmt.Fprintf(&b, "| | / C, C (medians) |%s\n", ratio.String())
 		fmt.Fprintf(&b, "| | / C, C (paired) |%s\n", paired.String())
 	}
