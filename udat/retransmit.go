@@ -84,7 +84,11 @@ func (a *EPAttr) validRetransmit() bool {
 // envInt reads an integer in [lo, hi] from the environment variable name;
 // def when it is unset or out of range.
 func envInt(name string, lo, hi, def int) int {
-	v, err := strconv.Atoi(os.Getenv(name))
+	s := os.Getenv(name)
+	if s == "" {
+		return def // without Atoi's error, made for nothing on every EP
+	}
+	v, err := strconv.Atoi(s)
 	if err != nil || v < lo || v > hi {
 		return def
 	}
