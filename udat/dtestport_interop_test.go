@@ -355,15 +355,10 @@ func TestDtestsrqWithC(t *testing.T) {
 // bursts of 100 as the table; 1000 for the report).
 const dtestcmConnsEnv = "UDAPL_DTESTCM_CONNS"
 
-// dtestcmRuns counts the runs of TestDtestcmWithC in this process.
+// dtestcmRuns counts the runs of the dtestcm tests in this process, each
+// on ports of its own.
 var dtestcmRuns atomic.Int64
 
-// TestDtestcmWithC runs dtestcm's RC protocol in the four combinations of
-// C and Go server and client, with dat_evd_wait (-w) and polling, checks
-// each (private data both ways, every connection established and
-// disconnected, every EP freed) and prints the client's connections per
-// second for each as one table (all measured in this one run: compare
-// only within it).
 // dtestcmGoGo runs the Go port's server and client against each other and
 // returns the client's rate. It reports both sides' errors: a side that
 // fails ends the other's connections as it closes its IA, so the other's
@@ -425,6 +420,12 @@ func TestDtestcmUD(t *testing.T) {
 	}
 }
 
+// TestDtestcmWithC runs dtestcm's RC protocol in the four combinations of
+// C and Go server and client, with dat_evd_wait (-w) and polling, checks
+// each (private data both ways, every connection established and
+// disconnected, every EP freed) and prints the client's connections per
+// second for each as one table (all measured in this one run: compare
+// only within it).
 func TestDtestcmWithC(t *testing.T) {
 	dev := devtest.Require(t)
 	bin := dtProgram(t, "dtestcm")
