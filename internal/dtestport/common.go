@@ -161,6 +161,20 @@ func freers[T freer](s []T) []freer {
 // closeAll frees objs in order, then closes ia abruptly: a port's end, after
 // success or failure. An object never made is a nil handle, whose Free only
 // returns DAT_INVALID_HANDLE, so every field may be passed.
+// freeBase frees the EVDs, then the PZ, and closes the IA with flags, as
+// the C programs end, clearing each handle so that close has nothing left.
+func freeBase(evds []**udat.EVD, pz **udat.PZ, ia **udat.IA, flags udat.CloseFlags) {
+	for _, e := range evds {
+		check((*e).Free(), "free an EVD")
+		*e = nil
+	}
+	check((*pz).Free(), "free the PZ")
+	*pz = nil
+	a := *ia
+	*ia = nil
+	check(a.Close(flags), "close the IA")
+}
+
 func closeAll(ia *udat.IA, objs ...freer) {
 	if ia == nil {
 		return

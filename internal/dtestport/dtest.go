@@ -386,15 +386,7 @@ func (d *dtest) teardown() {
 		check((*l).Free(), "free an LMR")
 		*l = nil
 	}
-	for _, e := range []**udat.EVD{&d.req, &d.rcv, &d.conn, &d.crEVD} {
-		check((*e).Free(), "free an EVD")
-		*e = nil
-	}
-	check(d.pz.Free(), "free the PZ")
-	d.pz = nil
-	ia := d.ia
-	d.ia = nil
-	check(ia.Close(udat.CloseAbruptFlag), "close the IA")
+	freeBase([]**udat.EVD{&d.req, &d.rcv, &d.conn, &d.crEVD}, &d.pz, &d.ia, udat.CloseAbruptFlag)
 }
 
 func (d *dtest) close() {

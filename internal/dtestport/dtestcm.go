@@ -238,15 +238,7 @@ func (s *dtestcm) disconnect() {
 		check(s.psp.Free(), "free the PSP")
 		s.psp = nil
 	}
-	for _, e := range []**udat.EVD{&s.crEVD, &s.conn, &s.req, &s.rcv} {
-		check((*e).Free(), "free an EVD")
-		*e = nil
-	}
-	check(s.pz.Free(), "free the PZ")
-	s.pz = nil
-	ia := s.ia
-	s.ia = nil
-	check(ia.Close(udat.CloseAbruptFlag), "close the IA")
+	freeBase([]**udat.EVD{&s.crEVD, &s.conn, &s.req, &s.rcv}, &s.pz, &s.ia, udat.CloseAbruptFlag)
 	s.logf("Go dtestcm %s: all disconnected and freed", s.name())
 }
 

@@ -339,15 +339,7 @@ func (s *dtestsrq) teardown() {
 		check(s.srq.Free(), "free the SRQ")
 		s.srq = nil
 	}
-	for _, e := range []**udat.EVD{&s.req, &s.rcv, &s.conn, &s.crEVD} {
-		check((*e).Free(), "free an EVD")
-		*e = nil
-	}
-	check(s.pz.Free(), "free the PZ")
-	s.pz = nil
-	ia := s.ia
-	s.ia = nil
-	check(ia.Close(udat.CloseAbruptFlag), "close the IA")
+	freeBase([]**udat.EVD{&s.req, &s.rcv, &s.conn, &s.crEVD}, &s.pz, &s.ia, udat.CloseAbruptFlag)
 }
 
 func (s *dtestsrq) close() {

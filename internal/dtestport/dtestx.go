@@ -363,15 +363,7 @@ func (x *dtestx) teardown() {
 	}
 	check(x.atomic.Free(), "free the atomic buffer")
 	x.atomic = nil
-	for _, e := range []**udat.EVD{&x.dto, &x.conn, &x.crEVD} {
-		check((*e).Free(), "free an EVD")
-		*e = nil
-	}
-	check(x.pz.Free(), "free the PZ")
-	x.pz = nil
-	ia := x.ia
-	x.ia = nil
-	check(ia.Close(udat.CloseDefault), "close the IA")
+	freeBase([]**udat.EVD{&x.dto, &x.conn, &x.crEVD}, &x.pz, &x.ia, udat.CloseDefault)
 }
 
 func (x *dtestx) close() {
