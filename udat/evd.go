@@ -40,6 +40,7 @@ type EVD struct {
 	blocked    bool
 	blockedOn  *cverbs.CompChannel
 	wakeUp     chan struct{}
+	timer      *time.Timer // sleep's deadline, made once: one waiter at a time
 	aborted    bool
 	unwaitable bool
 	disabled   bool
@@ -672,9 +673,13 @@ func (e *EVD) wait(ctx context.Context, op string, threshold int, limit time.Dur
 func (e *EVD) sleep(ctx context.Context, deadline time.Time) {
 	var expired <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		expired = t.C
+		if e.timer == nil {
+			e.timer = time.NewTimer(time.Until(deadline))
+		} else {
+			e.timer.Reset(time.Until(deadline))
+		}
+		defer e.timer.Stop()
+		expired = e.timer.C
 	}
 	select {
 	case <-e.wakeUp:

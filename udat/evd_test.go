@@ -274,22 +274,32 @@ func TestEVDDequeueEventsAllocatesNothing(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(50, round), "allocations per post+dequeue round")
 }
 
-// A wait that blocks allocates nothing either: it blocks in the channel's
-// thread wait, and a software event or an abort wakes it through the
-// channel, not through a context made for the purpose. Each wait here
-// polls, arms, blocks until its deadline and polls again.
+// A wait that blocks allocates nothing either: a DTO EVD's blocks in its
+// channel's thread wait, and a software event or an abort wakes it through
+// the channel, not through a context made for the purpose; a connection
+// EVD's, which has no channel, sleeps on a timer the EVD keeps. Each wait
+// here polls (and arms), blocks until its deadline and polls again.
 func TestEVDBlockingWaitAllocatesNothing(t *testing.T) {
 	ia := openIA(t)
-	e, err := ia.CreateEVD(4, EVDDTOFlag)
-	require.NoError(t, err)
-	var ev Event
-	wait := func() { _, err = e.WaitInto(100, 1, &ev) }
-	wait()
-	requireCode(t, err, TimeoutExpired)
-	// Over 200 waits, so that an allocation of another goroutine of the
-	// test binary while they block does not count as one per wait.
-	require.Zero(t, testing.AllocsPerRun(200, wait), "allocations per wait that blocks")
-	requireCode(t, err, TimeoutExpired)
+	for _, c := range []struct {
+		name  string
+		flags EVDFlags
+	}{{"DTO", EVDDTOFlag}, {"connection", EVDConnectionFlag}} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := ia.CreateEVD(4, c.flags)
+			require.NoError(t, err)
+			defer e.Free()
+			var ev Event
+			wait := func() { _, err = e.WaitInto(100, 1, &ev) }
+			wait()
+			requireCode(t, err, TimeoutExpired)
+			// Over 200 waits, so that an allocation of another goroutine
+			// of the test binary while they block does not count as one
+			// per wait.
+			require.Zero(t, testing.AllocsPerRun(200, wait), "allocations per wait that blocks")
+			requireCode(t, err, TimeoutExpired)
+		})
+	}
 }
 
 // dat_evd_create argument checks, dat_evd_query, dat_evd_resize.
