@@ -3,6 +3,7 @@ package dtestport
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -70,16 +71,26 @@ func run(f func()) (err error) {
 	return nil
 }
 
+// waitSlice is how long one dat_evd_wait of waitEvent blocks before it
+// looks at ctx again.
+const waitSlice = 250 * time.Millisecond
+
 // waitEvent waits for one event on evd, giving up after Wait or when
-// ctx ends (the C side failed).
+// ctx ends (the C side failed). It waits as the C programs do, with
+// dat_evd_wait's own timeout, in slices of waitSlice: a context with a
+// deadline for every wait would cost the port allocations and a timer
+// that C does not pay.
 func waitEvent(ctx context.Context, evd *udat.EVD, what string) udat.Event {
-	ctx2, cancel := context.WithTimeout(ctx, Wait)
-	defer cancel()
-	ev, _, err := evd.WaitContext(ctx2, 1)
-	if err != nil {
-		fail("waiting for %s: %w (%v)", what, err, context.Cause(ctx))
+	var ev udat.Event
+	for waited := waitSlice; ; waited += waitSlice {
+		_, err := evd.WaitInto(udat.Timeout(waitSlice/time.Microsecond), 1, &ev)
+		if err == nil {
+			return ev
+		}
+		if !errors.Is(err, udat.ErrTimeoutExpired) || ctx.Err() != nil || waited >= Wait {
+			fail("waiting for %s: %w (%v)", what, err, context.Cause(ctx))
+		}
 	}
-	return ev
 }
 
 // waitDTO waits for a DTO completion (plain or IB) that succeeded, with
