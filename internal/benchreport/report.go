@@ -366,17 +366,25 @@ func (r *report) gaps() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s instructions | %s instructions | %s |\n", Title(row), tg.Name, rr,
 			Num(&extra, 0), Num(&fewer, 0), tg.Link)
 	}
+	// The latency rows' two targets: p50 (or the round trip) and p99.
+	lat := []struct {
+		metric int
+		suffix string
+		target func(string) (Target, bool)
+	}{{P50, "", LatencyTarget}, {P99, ", p99", TailTarget}}
 	for _, row := range append(append([]string{}, latRows...), rttRows...) {
-		tg, ok := LatencyTarget(row)
-		if !ok {
-			continue
+		for _, l := range lat {
+			tg, ok := l.target(row)
+			if !ok {
+				continue
+			}
+			u, ref := r.in.Median(row, "udapl", l.metric), r.in.Median(row, tg.Tool, l.metric)
+			rr := Ratio(u, ref)
+			if rr == "" || ratioAtMost(rr, tg.Ratio) {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s%s | %s | %s | %.2f us | %.2f us | %s |\n", Title(row), l.suffix, tg.Name, rr, *u-*ref, *u-tg.Ratio**ref, tg.Link)
 		}
-		u, ref := r.in.Median(row, "udapl", P50), r.in.Median(row, tg.Tool, P50)
-		rr := Ratio(u, ref)
-		if rr == "" || ratioAtMost(rr, tg.Ratio) {
-			continue
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f us | %.2f us | %s |\n", Title(row), tg.Name, rr, *u-*ref, *u-tg.Ratio**ref, tg.Link)
 	}
 	return b.String()
 }
