@@ -345,9 +345,20 @@ func (c *conn) checkDTO(ev *udat.Event, err error, what string) (udat.DTOComplet
 		return udat.DTOCompletionData{}, fmt.Errorf("%s: unexpected event %v", what, ev.Number)
 	}
 	if ev.DTO.Status != udat.DTOSuccess {
-		return ev.DTO, fmt.Errorf("%s: %v completed with %v", what, ev.DTO.Op, ev.DTO.Status)
+		return ev.DTO, fmt.Errorf("%s: %v completed with %w", what, ev.DTO.Op, dtoStatusError{ev.DTO.Status})
 	}
 	return ev.DTO, nil
+}
+
+// dtoStatusError is the error of a DTO that completed with status.
+type dtoStatusError struct{ status udat.DTOStatus }
+
+func (e dtoStatusError) Error() string { return e.status.String() }
+
+// flushed reports whether err is that of a DTO that completed flushed.
+func flushed(err error) bool {
+	var se dtoStatusError
+	return errors.As(err, &se) && se.status == udat.DTOErrFlushed
 }
 
 func usec(d time.Duration) udat.Timeout {
