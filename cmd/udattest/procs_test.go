@@ -25,3 +25,30 @@ func TestReleaseAtLeast(t *testing.T) {
 		assert.Equal(t, c.want, releaseAtLeast(c.release, 6, 10), "%q", c.release)
 	}
 }
+
+// A one-CPU client takes a second P where its posts are long system calls
+// and nothing else needs the CPU: Soft-RoCE's RDMA before Linux 6.10,
+// soft-iWARP's sends.
+func TestSecondP(t *testing.T) {
+	const otherVendor = 0x02c9 // a hardware adapter's
+	for _, c := range []struct {
+		vendor   uint32
+		op       opKind
+		since610 bool
+		want     bool
+	}{
+		{softRoCEVendorID, opWrite, false, true},
+		{softRoCEVendorID, opRead, false, true},
+		{softRoCEVendorID, opSend, false, false},
+		{softRoCEVendorID, opWrite, true, false},
+		{softRoCEVendorID, opSend, true, false},
+		{softIWARPVendorID, opSend, false, true},
+		{softIWARPVendorID, opSend, true, true},
+		{softIWARPVendorID, opWrite, false, false},
+		{softIWARPVendorID, opRead, true, false},
+		{otherVendor, opSend, false, false},
+		{otherVendor, opWrite, false, false},
+	} {
+		assert.Equal(t, c.want, secondP(c.vendor, c.op, c.since610), "vendor %#x, %v, since 6.10 %v", c.vendor, c.op, c.since610)
+	}
+}
