@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -104,7 +105,16 @@ func (ia *IA) listenCM(op string, connQual ConnQual, owner any, ud bool) (*cverb
 	return id, nil
 }
 
+// beforeCMEvent, when set, runs before each rdma_cm event is handled:
+// tests hold an event back with it.
+var beforeCMEvent atomic.Pointer[func(cverbs.CMEvent)]
+
+// dispatchCM hands an rdma_cm event to the service point, EP, UD EP or CR
+// it belongs to.
 func (ia *IA) dispatchCM(ev cverbs.CMEvent) {
+	if hold := beforeCMEvent.Load(); hold != nil {
+		(*hold)(ev)
+	}
 	if ev.Type == cverbs.CMEventConnectRequest {
 		switch sp := ia.cmOwner(ev.ListenID).(type) {
 		case *PSP:

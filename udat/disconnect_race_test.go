@@ -4,13 +4,64 @@ package udat
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/udapl-go/udapl/cverbs"
 )
+
+// A send posted after the peer ended the connection, while the EP has not
+// yet taken the end in (its DISCONNECTED held back), is posted, and
+// completes once, flushed, when the EP takes the end in. On soft-iWARP the
+// QP has left RTS by then, and the device never completes a request posted
+// to it: udat's flush must.
+func TestSendPostedBeforeTheEndIsTakenInCompletesFlushed(t *testing.T) {
+	var clientID atomic.Pointer[cverbs.CMID]
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var arrivedOnce, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	hold := func(ev cverbs.CMEvent) {
+		if ev.Type == cverbs.CMEventDisconnected && ev.ID != nil && ev.ID == clientID.Load() {
+			arrivedOnce.Do(func() { close(arrived) })
+			<-release
+		}
+	}
+	beforeCMEvent.Store(&hold)
+	t.Cleanup(func() { beforeCMEvent.Store(nil) })
+	p := newPair(t, pairOpts{})
+	t.Cleanup(unblock) // before the IA closes
+	c := p.client
+	c.ep.mu.Lock()
+	clientID.Store(c.ep.cmid)
+	c.ep.mu.Unlock()
+
+	require.NoError(t, p.server.ep.Disconnect(CloseGracefulFlag))
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no DISCONNECTED for the client")
+	}
+	require.Equal(t, EPStateConnected, c.ep.getState(), "the end is held back")
+	qpState, err := c.ep.qp.State()
+	require.NoError(t, err)
+	if !p.ia.completesLatePosts() {
+		require.NotEqual(t, cverbs.QPRTS, qpState, "the device has ended the QP")
+	}
+	require.NoError(t, c.ep.PostSend([]LMRTriplet{c.lmr.Triplet(0, 64)}, 7, CompletionDefault))
+	t.Logf("posted with the QP in %v", qpState)
+	unblock()
+
+	require.Equal(t, EventConnectionDisconnected, waitEvent(t, c.conn).Number)
+	dto := waitDTO(t, c.req)
+	require.Equal(t, uint64(7), dto.Cookie)
+	require.Equal(t, DTOErrFlushed, dto.Status)
+	requireEmpty(t, c.req)
+}
 
 // Receives posted while the peer disconnects, in the middle of a stream of
 // sends that consume them, each complete exactly once: a post either
