@@ -55,11 +55,11 @@ func procsFor(ia *udat.IA, op opKind) {
 //     6.12 14.1k/14.4k, 4 KiB 6.2k/6.6k.
 //   - soft-iWARP transmits a send inside the post when its send queue is
 //     idle (siw_post_send), and udattest's sends there run with credits
-//     (credits.go): the client waits for the server's reposts, its queue
-//     drains, and the next post transmits. Its sends take two Ps. siw0,
-//     6.1: 64 B 32.2k/24.0k and 32.2k/20.7k, 4 KiB 22.8k/15.0k and
-//     21.7k/15.0k (perftest 25.0k-26.6k and 18.6k); 6.12: 64 B
-//     24.3k/23.2k, 4 KiB 23.9k/22.1k. Its RDMA streams keep the queue
+//     (credits.go): while the client waits for the server's reposts its
+//     queue drains, so the next post, we infer, transmits. Its sends take
+//     two Ps. siw0, 6.1: 64 B 32.2k/24.0k and 32.2k/20.7k, 4 KiB
+//     22.8k/15.0k and 21.7k/15.0k (perftest 25.0k-26.6k and 18.6k); 6.12:
+//     64 B 24.3k/23.2k, 4 KiB 23.9k/22.1k. Its RDMA streams keep the queue
 //     busy, and a second P's thread takes the CPU from siw's threads:
 //     6.1, 64 B writes 44.3k/52.5k, reads 16.4k/26.0k, 4 KiB writes
 //     31.2k/36.3k, reads 8.5k/12.0k, posts of 16 52.2k/53.4k.
