@@ -23,7 +23,10 @@ import (
 
 var portSeq atomic.Uint32
 
-func init() { portSeq.Store(uint32(30000 + os.Getpid()%2000*8)) }
+// Below the kernel's ephemeral ports (32768-60999), which rdma_cm gives
+// each active connection (C's cma provider each EP): a listener on one of
+// those could find it taken.
+func init() { portSeq.Store(uint32(10000 + os.Getpid()%2000*8)) }
 
 func nextPort() uint16 { return uint16(portSeq.Add(1)) }
 

@@ -168,7 +168,8 @@ type fuzzEnv struct {
 // back only 20 connections later. On iWARP a PSP is a TCP listener, and
 // the port of a connection just closed may still be held (siw, Linux
 // 6.12: DAT_CONN_QUAL_IN_USE when each target started the block again).
-var fuzzConnQualBase = 40000 + uint64(os.Getpid()%1000)*20
+// The blocks lie where connQualSeq says.
+var fuzzConnQualBase = 16000 + uint64(os.Getpid()%200)*20
 
 // fuzzOpens counts the process's fuzz connections (fuzzHolder.open).
 var fuzzOpens atomic.Uint64

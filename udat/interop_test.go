@@ -42,10 +42,10 @@ const (
 )
 
 // interopQual numbers the subtests' connection qualifiers, apart from
-// those of package udat's tests (from 20000), which share the process.
+// those of package udat's tests, which share the process (connQualSeq).
 var interopQual atomic.Uint64
 
-func init() { interopQual.Store(uint64(40000 + os.Getpid()%5000)) }
+func init() { interopQual.Store(uint64(10000 + os.Getpid()%5000)) }
 
 func TestInteropWithC(t *testing.T) {
 	dev := devtest.Require(t)

@@ -26,7 +26,9 @@ import (
 
 var portSeq atomic.Uint32
 
-func init() { portSeq.Store(uint32(30000 + os.Getpid()%10000)) }
+// Below the kernel's ephemeral ports (32768-60999), which rdma_cm gives
+// each active connection: a server on one of those could find it taken.
+func init() { portSeq.Store(uint32(20000 + os.Getpid()%10000)) }
 
 func nextPort() uint { return uint(portSeq.Add(1)) }
 
