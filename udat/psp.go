@@ -33,9 +33,10 @@ const listenBacklog = 0
 // DAT_CONN_QUAL_IN_USE. It is rdma_cm's port, and the kernel gives each
 // active connection (and each EP of C's cma provider) a port of its
 // ephemeral range (ip_local_port_range, 32768-60999 unless set): a
-// qualifier below that range is never taken that way. With PSPConsumerFlag the Consumer provides the EP
-// when it accepts; with PSPProviderFlag the PSP creates one for each request
-// (see providerep.go): CR.Query returns it as LocalEP.
+// qualifier below that range is never taken that way. With
+// PSPConsumerFlag the Consumer provides the EP when it accepts; with
+// PSPProviderFlag the PSP creates one for each request (see providerep.go):
+// CR.Query returns it as LocalEP.
 func (ia *IA) CreatePSP(connQual ConnQual, evd *EVD, flags PSPFlags) (*PSP, error) {
 	const op = "dat_psp_create"
 	if err := ia.check(op); err != nil {
