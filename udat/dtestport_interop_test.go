@@ -488,8 +488,8 @@ func TestDtestcmWithC(t *testing.T) {
 			t.Helper()
 			c := dtOnceMoreIfPortTaken(t, run)
 			v, err := dtestport.ParseCPS(c.Output(), conns)
-			if err != nil && c.CrashedAtExit() != nil {
-				t.Logf("C's client crashed before printing its rate (%v): once more", c.CrashedAtExit())
+			if crash := c.CrashedAtExit(); err != nil && crash != nil {
+				t.Logf("C's client crashed before printing its rate (%v): once more", crash)
 				c = dtOnceMoreIfPortTaken(t, run)
 				v, err = dtestport.ParseCPS(c.Output(), conns)
 			}
