@@ -745,7 +745,9 @@ func serveLoop(ctx context.Context, wg *sync.WaitGroup, serve func(context.Conte
 // 2.1 (openib_common) makes of it, where C is sound:
 //
 //   - a QP's fatal, request or access error, or its send queue drained:
-//     DAT_ASYNC_ERROR_EP_BROKEN for its EP, whose connection breaks;
+//     DAT_ASYNC_ERROR_EP_BROKEN for its EP, whose connection breaks
+//     (unless the connection manager reports its end in time, where the
+//     device raises the event as a connection ends: IA.endsStreamWith);
 //   - the last receive of an SRQ-attached QP in the error state: the same,
 //     once per connection;
 //   - a CQ error: DAT_ASYNC_ERROR_EVD_OVERFLOW for its EVD;
@@ -796,7 +798,11 @@ func (ia *IA) handleAsync(ev cverbs.AsyncEvent) {
 		if ep := ia.lookupEP(ev.QPNum); ep != nil {
 			ia.postAsync(Event{Number: EventAsyncErrorEPBroken,
 				Async: AsyncErrorData{Handle: ep, Reason: EPTransferToError}})
-			ep.markBroken()
+			if ia.endsStreamWith(ev.Type) {
+				ep.flushedByDevice()
+			} else {
+				ep.markBroken()
+			}
 		}
 	case cverbs.EventCQErr:
 		ia.count(IACounterAsyncCQError)

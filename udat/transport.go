@@ -27,6 +27,19 @@ func (ia *IA) interruptedByQPError(s cverbs.WCStatus) bool {
 	return s == cverbs.WCLocQPOpErr && !ia.ibTransport()
 }
 
+// endsStreamWith reports whether the device raises the QP event t as a
+// connection ends, graceful or not, so that it tells no more than a
+// flushed completion the library did not cause (EP.flushedByDevice): the
+// connection manager has a moment to report the end. Soft-iWARP does so
+// with QP_FATAL for the send or RDMA write it was carrying out as the
+// stream closed (siw_qp_sq_process), whoever closed it, and with
+// SQ_DRAINED whenever it flushes a send queue. A peer's access out of
+// bounds or rights is QP_ACCESS_ERR, which breaks the connection on any
+// device.
+func (ia *IA) endsStreamWith(t cverbs.AsyncEventType) bool {
+	return !ia.ibTransport() && (t == cverbs.EventQPFatal || t == cverbs.EventSQDrained)
+}
+
 // hasUD reports whether the device has UD QPs, and so UD EPs and UD
 // connection requests (RDMA_PS_UDP).
 func (ia *IA) hasUD() bool { return ia.ibTransport() }
