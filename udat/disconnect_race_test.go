@@ -165,51 +165,66 @@ func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
 	}
 }
 
-// RDMA writes posted in a stream while the connection ends gracefully,
-// the EP's own disconnect or its peer's, each complete exactly once, and
-// the end is DISCONNECTED: the writes posted before the end by then,
-// flushed if the device had not done them, and those posted after it at
-// once, flushed. While the EP is DISCONNECT_PENDING a post is refused with
-// DAT_INVALID_STATE. (Writes, not sends: on iWARP a send that outruns the
-// peer's receives breaks the connection.) On soft-iWARP the end interrupts
-// a write in flight, which it reports as a local QP error with the QP
-// fatal event: part of the end, not a failure of the connection.
-func TestRequestsPostedDuringGracefulEndCompleteOnce(t *testing.T) {
-	for _, by := range []string{"own", "peer"} {
-		t.Run(by, func(t *testing.T) {
+// RDMA writes and reads posted in a stream while the connection ends, by
+// the EP's own disconnect, graceful or abrupt, or its peer's, each
+// complete exactly once, and the end is DISCONNECTED: the DTOs posted
+// before the end by then, flushed if the device had not done them, and
+// those posted after it at once, flushed. While the EP is
+// DISCONNECT_PENDING a post is refused with DAT_INVALID_STATE. (No sends:
+// on iWARP a send that outruns the peer's receives breaks the
+// connection.) On soft-iWARP the end interrupts a write in flight, which
+// it reports as a local QP error with the QP fatal event: part of the end,
+// not a failure of the connection.
+func TestRequestsPostedDuringEndCompleteOnce(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		peer  bool
+		flags CloseFlags
+	}{
+		{"own graceful", false, CloseGracefulFlag},
+		{"own abrupt", false, CloseAbruptFlag},
+		{"peer graceful", true, CloseGracefulFlag},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			for round := range 5 {
 				p := newPairForTraffic(t, 64, 128)
 				ender := p.client.ep
-				if by == "peer" {
+				if c.peer {
 					ender = p.server.ep
 				}
-				posted, refused := streamWritesUntilEnd(t, p, ender, time.Duration(5+round*7)*time.Millisecond)
-				t.Logf("round %d: %d writes posted, each completed once (%d refused while DISCONNECT_PENDING)", round, posted, refused)
+				posted, refused := streamUntilEnd(t, p, func() error { return ender.Disconnect(c.flags) },
+					time.Duration(5+round*7)*time.Millisecond)
+				t.Logf("round %d: %d DTOs posted, each completed once (%d refused while DISCONNECT_PENDING)", round, posted, refused)
 			}
 		})
 	}
 }
 
-// streamWritesUntilEnd has p's client post RDMA writes (cookies 1, 2, ...)
-// until 20 ms after its connection ends, ender disconnecting gracefully
-// after delay, and checks that each completes once, with success or
-// flushed, and that the end is DISCONNECTED. It returns how many writes
+// streamUntilEnd has p's client post RDMA writes and reads, in turn
+// (cookies 1, 2, ...), until 20 ms after its connection ends, end being
+// called after delay, and checks that each completes once, with success
+// or flushed, and that the end is DISCONNECTED. It returns how many DTOs
 // were posted and how many posts were refused while DISCONNECT_PENDING.
-func streamWritesUntilEnd(t *testing.T, p *pair, ender *EP, delay time.Duration) (posted, refused int64) {
+func streamUntilEnd(t *testing.T, p *pair, end func() error, delay time.Duration) (posted, refused int64) {
 	c := p.client
 	remote := p.server.lmr.RMRTriplet(4096, 64)
 	var last, nrefused, done atomic.Int64
 	stop := make(chan struct{})
 	var poster errgroup.Group
 	poster.Go(func() error {
-		iov := []LMRTriplet{c.lmr.Triplet(0, 64)}
+		write, read := []LMRTriplet{c.lmr.Triplet(0, 64)}, []LMRTriplet{c.lmr.Triplet(64, 64)}
 		for cookie := uint64(1); ; {
 			select {
 			case <-stop:
 				return nil
 			default:
 			}
-			err := c.ep.PostRDMAWrite(iov, cookie, remote, CompletionDefault)
+			var err error
+			if cookie%2 == 0 {
+				err = c.ep.PostRDMARead(read, cookie, remote, CompletionDefault)
+			} else {
+				err = c.ep.PostRDMAWrite(write, cookie, remote, CompletionDefault)
+			}
 			switch {
 			case err == nil:
 				last.Store(int64(cookie))
@@ -231,7 +246,7 @@ func streamWritesUntilEnd(t *testing.T, p *pair, ender *EP, delay time.Duration)
 		deadline := time.Now().Add(20 * time.Second)
 		for !posterDone.Load() || done.Load() < last.Load() {
 			if time.Now().After(deadline) {
-				return errors.New("writes still outstanding after 20 s")
+				return errors.New("DTOs still outstanding after 20 s")
 			}
 			ev, _, err := c.req.Wait(100_000, 1) // 100 ms, then look at the counts again
 			if errors.Is(err, ErrTimeoutExpired) {
@@ -242,10 +257,10 @@ func streamWritesUntilEnd(t *testing.T, p *pair, ender *EP, delay time.Duration)
 			}
 			d := ev.DTO
 			if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
-				return fmt.Errorf("write %d: status %v", d.Cookie, d.Status)
+				return fmt.Errorf("DTO %d: status %v", d.Cookie, d.Status)
 			}
 			if seen[d.Cookie] {
-				return fmt.Errorf("write %d completed twice", d.Cookie)
+				return fmt.Errorf("DTO %d completed twice", d.Cookie)
 			}
 			seen[d.Cookie] = true
 			done.Add(1)
@@ -253,15 +268,15 @@ func streamWritesUntilEnd(t *testing.T, p *pair, ender *EP, delay time.Duration)
 		return nil
 	})
 	time.Sleep(delay)
-	require.NoError(t, ender.Disconnect(CloseGracefulFlag))
-	end := waitEvent(t, c.conn)
+	require.NoError(t, end())
+	ev := waitEvent(t, c.conn)
 	time.Sleep(20 * time.Millisecond) // posts go on after the end: flushed at once
 	close(stop)
 	require.NoError(t, poster.Wait())
 	posterDone.Store(true)
-	require.NoError(t, taker.Wait(), "%d of %d writes completed", done.Load(), last.Load())
+	require.NoError(t, taker.Wait(), "%d of %d DTOs completed", done.Load(), last.Load())
 	require.Equal(t, last.Load(), done.Load())
 	requireEmpty(t, c.req)
-	require.Equal(t, EventConnectionDisconnected, end.Number, "the graceful end")
+	require.Equal(t, EventConnectionDisconnected, ev.Number, "the end")
 	return last.Load(), nrefused.Load()
 }
