@@ -213,7 +213,8 @@ func (qp *QP) lock(op string) (*C.struct_ibv_qp, error) {
 	return qp.qp, nil
 }
 
-// State queries the QP's current state (ibv_query_qp).
+// State queries the QP's current state (ibv_query_qp). Linux 6.1's
+// soft-iWARP does not report it: RESET, whatever the state (6.12 does).
 func (qp *QP) State() (QPState, error) {
 	const op = "ibv_query_qp"
 	cqp, err := qp.lock(op)

@@ -51,6 +51,7 @@ func TestSendPostedBeforeTheEndIsTakenInCompletesFlushed(t *testing.T) {
 	if !p.ia.completesLatePosts() {
 		// soft-iWARP reports the end (its CLOSE upcall) before it moves
 		// the QP out of RTS (siw_cm_work_handler, after the upcalls).
+		// Linux 6.1's reports every QP state as RESET: no wait there.
 		require.Eventually(t, func() bool {
 			st, err := c.ep.qp.State()
 			return err == nil && st != cverbs.QPRTS

@@ -105,6 +105,11 @@ static inline void cverbs_doorbell_init(struct cverbs_doorbell *db, struct ibv_q
  * for a ring that libsiw never gives: it rings only when the WR before
  * them is done. So ring until the kernel takes it, the QP is no longer in
  * RTS (its flush then completes the WRs), or a bound of tries passes.
+ * Linux 6.1's soft-iWARP leaves the state out of ibv_query_qp (RESET
+ * whatever it is; 6.12 reports it), so there one ring is tried again, no
+ * more: its state lock is taken to change the QP's state, which then
+ * leaves RTS and flushes the queue (siw_qp_llp_close), and udat settles
+ * what is still outstanding when it flushes the EP.
  */
 static inline void cverbs_ring_again(struct ibv_qp *qp)
 {
