@@ -417,11 +417,12 @@ func TestHostileMemoryAccess(t *testing.T) {
 	// does not report our TERMINATE). A write we refuse has no NAK: the
 	// peer's completion is one of iwarpSendDone. Our QP's access error on a
 	// write is raised before the stream closes, so the end is BROKEN; for
-	// a read, siw_qp_sq_process closes the stream (siw_qp_cm_drop) before
-	// it raises the error (IB_EVENT_QP_REQ_ERR), and udat may see the
-	// close first: DISCONNECTED, with the asynchronous error after it (a
-	// race in the kernel). A write whose key names no memory here raises
-	// no error at all: DISCONNECTED.
+	// a read, siw_qp_sq_process closes the stream (siw_qp_cm_drop) and
+	// raises IB_EVENT_QP_REQ_ERR, as it does when a stream closes under a
+	// read response, so udat leaves the end to the connection manager
+	// (udat's IA.endsStreamWith): DISCONNECTED, with the asynchronous
+	// error; BROKEN only if the close is not reported in time. A write
+	// whose key names no memory here raises no error at all: DISCONNECTED.
 	iwRead := iwarpOutcome{[]cverbs.WCStatus{cverbs.WCWRFlushErr},
 		[]udat.EventNumber{udat.EventConnectionBroken, udat.EventConnectionDisconnected}, epBroken, ""}
 	iwWrite := iwarpOutcome{iwarpSendDone, []udat.EventNumber{udat.EventConnectionBroken}, epBroken, ""}

@@ -168,14 +168,14 @@ func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
 
 // RDMA writes and reads posted in a stream while the connection ends, by
 // the EP's own disconnect, graceful or abrupt, or its peer's, each
-// complete exactly once, and the end is DISCONNECTED: the DTOs posted
-// before the end by then, flushed if the device had not done them, and
-// those posted after it at once, flushed. While the EP is
+// complete exactly once, and the end is DISCONNECTED at both sides: the
+// DTOs posted before the end by then, flushed if the device had not done
+// them, and those posted after it at once, flushed. While the EP is
 // DISCONNECT_PENDING a post is refused with DAT_INVALID_STATE. (No sends:
 // on iWARP a send that outruns the peer's receives breaks the
-// connection.) On soft-iWARP the end interrupts a write in flight, which
-// it reports as a local QP error with the QP fatal event: part of the end,
-// not a failure of the connection.
+// connection.) On soft-iWARP the end interrupts a write or a read response
+// in flight, which it reports with a fatal or request error of the QP:
+// part of the end, not a failure of the connection.
 func TestRequestsPostedDuringEndCompleteOnce(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -204,8 +204,9 @@ func TestRequestsPostedDuringEndCompleteOnce(t *testing.T) {
 // streamUntilEnd has p's client post RDMA writes and reads, in turn
 // (cookies 1, 2, ...), until 20 ms after its connection ends, end being
 // called after delay, and checks that each completes once, with success
-// or flushed, and that the end is DISCONNECTED. It returns how many DTOs
-// were posted and how many posts were refused while DISCONNECT_PENDING.
+// or flushed, and that the end is DISCONNECTED at both sides. It returns
+// how many DTOs were posted and how many posts were refused while
+// DISCONNECT_PENDING.
 func streamUntilEnd(t *testing.T, p *pair, end func() error, delay time.Duration) (posted, refused int64) {
 	c := p.client
 	remote := p.server.lmr.RMRTriplet(4096, 64)
@@ -279,5 +280,6 @@ func streamUntilEnd(t *testing.T, p *pair, end func() error, delay time.Duration
 	require.Equal(t, last.Load(), done.Load())
 	requireEmpty(t, c.req)
 	require.Equal(t, EventConnectionDisconnected, ev.Number, "the end")
+	require.Equal(t, EventConnectionDisconnected, waitEvent(t, p.server.conn).Number, "the end at the peer, which served the reads")
 	return last.Load(), nrefused.Load()
 }

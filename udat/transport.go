@@ -30,14 +30,16 @@ func (ia *IA) interruptedByQPError(s cverbs.WCStatus) bool {
 // endsStreamWith reports whether the device raises the QP event t as a
 // connection ends, graceful or not, so that it tells no more than a
 // flushed completion the library did not cause (EP.flushedByDevice): the
-// connection manager has a moment to report the end. Soft-iWARP does so
-// with QP_FATAL for the send or RDMA write it was carrying out as the
-// stream closed (siw_qp_sq_process), whoever closed it, and with
-// SQ_DRAINED whenever it flushes a send queue. A peer's access out of
-// bounds or rights is QP_ACCESS_ERR, which breaks the connection on any
-// device.
+// connection manager has a moment to report the end. Soft-iWARP fails
+// what it was sending as the stream closes, whoever closed it
+// (siw_qp_sq_process): QP_FATAL for a send or RDMA write, QP_REQ_ERR for
+// a read response; and it raises SQ_DRAINED whenever it flushes a send
+// queue. (A read response it refuses, out of bounds or rights, is also
+// QP_REQ_ERR and closes the stream: DISCONNECTED then, as in C.) A peer's
+// access out of bounds or rights here is QP_ACCESS_ERR, which breaks the
+// connection on any device.
 func (ia *IA) endsStreamWith(t cverbs.AsyncEventType) bool {
-	return !ia.ibTransport() && (t == cverbs.EventQPFatal || t == cverbs.EventSQDrained)
+	return !ia.ibTransport() && (t == cverbs.EventQPFatal || t == cverbs.EventQPReqErr || t == cverbs.EventSQDrained)
 }
 
 // hasUD reports whether the device has UD QPs, and so UD EPs and UD
