@@ -123,35 +123,10 @@ func TestRecvsPostedDuringDisconnectComplete(t *testing.T) {
 			}
 			return nil
 		})
-		seen := map[uint64]bool{}
 		var done atomic.Int64
 		var postersDone atomic.Bool // posted is final
 		var taker errgroup.Group
-		taker.Go(func() error { // the server takes every receive's completion
-			deadline := time.Now().Add(20 * time.Second)
-			for !postersDone.Load() || done.Load() < posted.Load() {
-				if time.Now().After(deadline) {
-					return errors.New("receives still outstanding after 20 s")
-				}
-				ev, _, err := s.recv.Wait(100_000, 1) // 100 ms, then look at the counts again
-				if errors.Is(err, ErrTimeoutExpired) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				d := ev.DTO
-				if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
-					return errors.New("receive status " + d.Status.String())
-				}
-				if seen[d.Cookie] {
-					return errors.New("a receive completed twice")
-				}
-				seen[d.Cookie] = true
-				done.Add(1)
-			}
-			return nil
-		})
+		taker.Go(func() error { return takeEachOnce(s.recv, "receive", &posted, &done, &postersDone) })
 		time.Sleep(time.Duration(5+round*7) * time.Millisecond)
 		require.NoError(t, c.ep.Disconnect(CloseGracefulFlag))
 		require.Equal(t, EventConnectionDisconnected, waitEvent(t, s.conn).Number)
@@ -243,32 +218,7 @@ func streamUntilEnd(t *testing.T, p *pair, end func() error, delay time.Duration
 	})
 	var posterDone atomic.Bool // last is final
 	var taker errgroup.Group
-	taker.Go(func() error {
-		seen := map[uint64]bool{}
-		deadline := time.Now().Add(20 * time.Second)
-		for !posterDone.Load() || done.Load() < last.Load() {
-			if time.Now().After(deadline) {
-				return errors.New("DTOs still outstanding after 20 s")
-			}
-			ev, _, err := c.req.Wait(100_000, 1) // 100 ms, then look at the counts again
-			if errors.Is(err, ErrTimeoutExpired) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			d := ev.DTO
-			if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
-				return fmt.Errorf("DTO %d: status %v", d.Cookie, d.Status)
-			}
-			if seen[d.Cookie] {
-				return fmt.Errorf("DTO %d completed twice", d.Cookie)
-			}
-			seen[d.Cookie] = true
-			done.Add(1)
-		}
-		return nil
-	})
+	taker.Go(func() error { return takeEachOnce(c.req, "DTO", &last, &done, &posterDone) })
 	time.Sleep(delay)
 	require.NoError(t, end())
 	ev := waitEvent(t, c.conn)
@@ -282,4 +232,35 @@ func streamUntilEnd(t *testing.T, p *pair, end func() error, delay time.Duration
 	require.Equal(t, EventConnectionDisconnected, ev.Number, "the end")
 	require.Equal(t, EventConnectionDisconnected, waitEvent(t, p.server.conn).Number, "the end at the peer, which served the reads")
 	return last.Load(), nrefused.Load()
+}
+
+// takeEachOnce takes DTO completions from e until final is set and done
+// has caught up with posted, for at most 20 s, counting them in done: each
+// must be a success or a flush, and no cookie may come twice. what names
+// the DTOs in its errors.
+func takeEachOnce(e *EVD, what string, posted, done *atomic.Int64, final *atomic.Bool) error {
+	seen := map[uint64]bool{}
+	deadline := time.Now().Add(20 * time.Second)
+	for !final.Load() || done.Load() < posted.Load() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%ss still outstanding after 20 s", what)
+		}
+		ev, _, err := e.Wait(100_000, 1) // 100 ms, then look at the counts again
+		if errors.Is(err, ErrTimeoutExpired) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		d := ev.DTO
+		if d.Status != DTOSuccess && d.Status != DTOErrFlushed {
+			return fmt.Errorf("%s %d: status %v", what, d.Cookie, d.Status)
+		}
+		if seen[d.Cookie] {
+			return fmt.Errorf("%s %d completed twice", what, d.Cookie)
+		}
+		seen[d.Cookie] = true
+		done.Add(1)
+	}
+	return nil
 }
